@@ -1,0 +1,93 @@
+"""What the model sees: the active branch as messages, compaction-aware (CONTRACT §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from journal.entries import (
+    AssistantMessage,
+    CompactionEntry,
+    ContextMessage,
+    Entry,
+    MessageEntry,
+    SummaryMessage,
+    ToolCall,
+    ToolResultMessage,
+)
+from journal.tree import TreeIndex, branch_of
+
+NOT_RUN = "not run on this branch"
+
+
+def derive_messages(
+    index_or_entries: TreeIndex | Iterable[Entry], leaf_id: str | None
+) -> list[ContextMessage]:
+    """The messages for the model at ``leaf_id``.
+
+    * Only the latest compaction on the path counts: its summary comes first, then the
+      path from its ``first_kept_entry_id`` on (moved back to the assistant message when
+      that id is a tool result, so no kept tail starts with an answer to a cut call).
+      A ``first_kept_entry_id`` that is not on the path keeps only the summary and what
+      follows the compaction.
+    * A tool call whose result is not on the path gets a derived error result, placed
+      after the results its message did get, before the next message.
+    * A tool result that answers no call of the message before it is dropped, so the
+      context the provider sees is always well formed.
+    """
+    path = branch_of(index_or_entries, leaf_id)
+    start = 0
+    out: list[ContextMessage] = []
+    for pos in range(len(path) - 1, -1, -1):
+        entry = path[pos]
+        if isinstance(entry, CompactionEntry):
+            out.append(SummaryMessage(content=entry.summary))
+            start = _kept_start(path, pos, entry.first_kept_entry_id)
+            break
+
+    pending: list[ToolCall] = []  # calls of the last assistant message still unanswered
+    for entry in path[start:]:
+        if not isinstance(entry, MessageEntry):
+            continue
+        message = entry.message
+        if isinstance(message, ToolResultMessage):
+            answered = next((c for c in pending if c.id == message.tool_call_id), None)
+            if answered is not None:
+                pending.remove(answered)
+                out.append(message)
+            continue
+        _close(pending, out)
+        out.append(message)
+        if isinstance(message, AssistantMessage):
+            pending = list(message.tool_calls)
+    _close(pending, out)
+    return out
+
+
+def _close(pending: list[ToolCall], out: list[ContextMessage]) -> None:
+    """Answer the calls that got no result on this branch, in call order."""
+    for call in pending:
+        out.append(
+            ToolResultMessage(
+                tool_call_id=call.id, tool_name=call.name, content=NOT_RUN, is_error=True
+            )
+        )
+    pending.clear()
+
+
+def _kept_start(path: list[Entry], compaction_pos: int, first_kept_id: str) -> int:
+    """Where the kept tail starts on the path."""
+    kept = next((i for i, e in enumerate(path) if e.id == first_kept_id), None)
+    if kept is None:
+        return compaction_pos + 1
+    first = path[kept]
+    if isinstance(first, MessageEntry) and isinstance(first.message, ToolResultMessage):
+        call_id = first.message.tool_call_id
+        for i in range(kept - 1, -1, -1):
+            candidate = path[i]
+            if isinstance(candidate, MessageEntry) and isinstance(
+                candidate.message, AssistantMessage
+            ):
+                if any(c.id == call_id for c in candidate.message.tool_calls):
+                    return i
+                break  # the call is not on the path: the orphan result is dropped below
+    return kept

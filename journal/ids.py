@@ -1,0 +1,31 @@
+"""Deterministic ids and hashes (CONTRACT §2): the same inputs give the same id after any crash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def result_entry_id(assistant_entry_id: str, tool_call_id: str) -> str:
+    """The id the tool result (T2) of a call will have, fixed before the tool runs (T1)."""
+    return "r_" + _h(assistant_entry_id + "\x00" + tool_call_id)[:24]
+
+
+def idempotency_key(operation_id: str, tool_call_id: str) -> str:
+    """The key a tool passes to the outside world; the same for every dispatch of one call."""
+    return "k_" + _h(operation_id + "\x00" + tool_call_id)[:32]
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, UTF-8 text, no spaces: the form hashes and exports are computed on."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def args_hash(args: Any) -> str:
+    """The hash of a tool call's arguments, as recorded in T1."""
+    return _h(canonical_json(args))

@@ -1,0 +1,208 @@
+"""The session tree: an index over entries, branches, children and paths (CONTRACT §4).
+
+``TreeIndex`` is built once in O(n) and extended in O(1). Indexes extended from one
+another share a single append-only store; each index sees only the prefix of the store
+it was built with, so an index never sees entries added through another one. When an
+index that is not at the store's tip is extended (two futures of one past), it copies
+its prefix first — copy on divergence — and the two lines stay independent.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from journal.entries import Entry
+from journal.errors import BrokenSessionTree, UnknownEntry
+
+
+class _Store:
+    """Append-only storage shared by the indexes extended from one another."""
+
+    __slots__ = ("children", "entries", "position")
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.position: dict[str, int] = {}
+        # parent id (None for roots) -> positions of its children, ascending
+        self.children: dict[str | None, list[int]] = {}
+
+    def append(self, entry: Entry) -> None:
+        pos = len(self.entries)
+        self.entries.append(entry)
+        self.position[entry.id] = pos
+        kids = self.children.get(entry.parent_id)
+        if kids is None:
+            self.children[entry.parent_id] = [pos]
+        else:
+            kids.append(pos)
+
+
+class TreeIndex:
+    """The entries of one session by id and by parent, in append order."""
+
+    __slots__ = ("_size", "_store")
+
+    def __init__(self, entries: Iterable[Entry] = ()) -> None:
+        self._store = _Store()
+        self._size = 0
+        for entry in entries:
+            self.add(entry)
+
+    # -- building -------------------------------------------------------------
+
+    def add(self, entry: Entry) -> None:
+        """Add an entry in place (O(1)); a duplicate id is an error, never "last one wins"."""
+        if entry.id in self:
+            raise BrokenSessionTree("duplicate entry id", entry_id=entry.id)
+        if self._size != len(self._store.entries):
+            self._store = self._copied_store()
+        self._store.append(entry)
+        self._size += 1
+
+    def extended(self, entry: Entry) -> TreeIndex:
+        """A new index with one more entry; this one is unchanged (O(1) amortized)."""
+        other = TreeIndex.__new__(TreeIndex)
+        other._store = self._store
+        other._size = self._size
+        other.add(entry)
+        return other
+
+    def _copied_store(self) -> _Store:
+        store = _Store()
+        for entry in self._store.entries[: self._size]:
+            store.append(entry)
+        return store
+
+    # -- reading --------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, entry_id: object) -> bool:
+        pos = self._store.position.get(entry_id)  # type: ignore[arg-type]
+        return pos is not None and pos < self._size
+
+    def __iter__(self) -> Iterator[Entry]:
+        """Entries in append order."""
+        entries = self._store.entries
+        return (entries[i] for i in range(self._size))
+
+    def get(self, entry_id: str) -> Entry | None:
+        pos = self._store.position.get(entry_id)
+        if pos is None or pos >= self._size:
+            return None
+        return self._store.entries[pos]
+
+    def __getitem__(self, entry_id: str) -> Entry:
+        entry = self.get(entry_id)
+        if entry is None:
+            raise UnknownEntry(entry_id)
+        return entry
+
+    def seq(self, entry_id: str) -> int:
+        """The entry's append number, 1-based (``seq`` of stored rows)."""
+        pos = self._store.position.get(entry_id)
+        if pos is None or pos >= self._size:
+            raise UnknownEntry(entry_id)
+        return pos + 1
+
+    @property
+    def last(self) -> Entry | None:
+        """The entry appended last: the leaf."""
+        return self._store.entries[self._size - 1] if self._size else None
+
+    def child_entries(self, parent_id: str | None) -> list[Entry]:
+        positions = self._store.children.get(parent_id, ())
+        visible = bisect_left(positions, self._size)  # type: ignore[arg-type]
+        entries = self._store.entries
+        return [entries[p] for p in positions[:visible]]
+
+
+def as_index(index_or_entries: TreeIndex | Iterable[Entry]) -> TreeIndex:
+    """Accept either an index or plain entries (then build the index, O(n))."""
+    if isinstance(index_or_entries, TreeIndex):
+        return index_or_entries
+    return TreeIndex(index_or_entries)
+
+
+def _index_for(index_or_entries: TreeIndex | Iterable[Entry], leaf_id: str | None) -> TreeIndex:
+    try:
+        return as_index(index_or_entries)
+    except BrokenSessionTree as exc:
+        raise BrokenSessionTree(exc.reason, leaf_id=leaf_id, entry_id=exc.entry_id) from None
+
+
+def ancestors(index_or_entries: TreeIndex | Iterable[Entry], entry_id: str) -> Iterator[Entry]:
+    """The entry, its parent, …, up to the root: O(depth), lazily."""
+    index = _index_for(index_or_entries, entry_id)
+    entry = index.get(entry_id)
+    if entry is None:
+        raise BrokenSessionTree("unknown leaf", leaf_id=entry_id, entry_id=entry_id)
+    seen: set[str] = set()
+    while True:
+        seen.add(entry.id)
+        yield entry
+        parent_id = entry.parent_id
+        if parent_id is None:
+            return
+        if parent_id in seen:
+            raise BrokenSessionTree("cycle in parent links", leaf_id=entry_id, entry_id=parent_id)
+        parent = index.get(parent_id)
+        if parent is None:
+            raise BrokenSessionTree(
+                f"missing parent {parent_id!r} of {entry.id!r}", leaf_id=entry_id, entry_id=entry.id
+            )
+        entry = parent
+
+
+def branch_of(index_or_entries: TreeIndex | Iterable[Entry], leaf_id: str | None) -> list[Entry]:
+    """Root → leaf, following ``parent_id``; O(depth) with an index. ``None`` → []."""
+    if leaf_id is None:
+        return []
+    path = list(ancestors(index_or_entries, leaf_id))
+    path.reverse()
+    return path
+
+
+def children(index: TreeIndex | Iterable[Entry], entry_id: str | None) -> list[Entry]:
+    """The children of a node in append order; ``None`` gives the roots."""
+    index = as_index(index)
+    if entry_id is not None and entry_id not in index:
+        raise UnknownEntry(entry_id)
+    return index.child_entries(entry_id)
+
+
+@dataclass(frozen=True, slots=True)
+class TreePath:
+    """How to walk from one node to another: up to their common ancestor, then down."""
+
+    common_ancestor_id: str | None  # None when the two nodes have different roots
+    up: list[Entry]  # from the start node up to, not including, the common ancestor
+    down: list[Entry]  # from below the common ancestor down to the target, inclusive
+
+
+def path_between(
+    index_or_entries: TreeIndex | Iterable[Entry], from_id: str, to_id: str
+) -> TreePath:
+    """The path between two nodes: O(depth of both)."""
+    index = as_index(index_or_entries)
+    for entry_id in (from_id, to_id):
+        if entry_id not in index:
+            raise UnknownEntry(entry_id)
+    up_chain = list(ancestors(index, from_id))
+    up_pos = {entry.id: i for i, entry in enumerate(up_chain)}
+    down: list[Entry] = []
+    for entry in ancestors(index, to_id):
+        if entry.id in up_pos:
+            down.reverse()
+            return TreePath(entry.id, up_chain[: up_pos[entry.id]], down)
+        down.append(entry)
+    down.reverse()
+    return TreePath(None, up_chain, down)
+
+
+def depth(index_or_entries: TreeIndex | Sequence[Entry], entry_id: str) -> int:
+    """Number of entries from the root to this one, inclusive."""
+    return sum(1 for _ in ancestors(index_or_entries, entry_id))
