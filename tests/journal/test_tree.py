@@ -1,0 +1,154 @@
+"""journal.tree: the index, branch_of, children and paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from journal.errors import BrokenSessionTree, UnknownEntry
+from journal.tree import TreeIndex, ancestors, branch_of, children, depth, path_between
+from tests.journal.factories import article_entries, assistant, branch, user
+
+
+def ids(entries):
+    return [e.id for e in entries]
+
+
+def test_article_branch_of_e6_skips_the_abandoned_rows():
+    assert ids(branch_of(article_entries(), "e6")) == ["e0", "e1", "e2", "e5", "e6"]
+
+
+def test_branch_of_the_abandoned_tip_is_still_there():
+    assert ids(branch_of(article_entries(), "e4")) == ["e0", "e1", "e2", "e3", "e4"]
+
+
+def test_branch_of_none_is_empty():
+    assert branch_of(article_entries(), None) == []
+
+
+def test_index_and_plain_entries_give_the_same_branch():
+    entries = article_entries()
+    assert branch_of(TreeIndex(entries), "e6") == branch_of(entries, "e6")
+
+
+def test_unknown_leaf_names_the_leaf():
+    with pytest.raises(BrokenSessionTree) as err:
+        branch_of(article_entries(), "nope")
+    assert err.value.leaf_id == "nope"
+    assert "unknown leaf" in str(err.value)
+
+
+def test_missing_parent_names_leaf_and_entry():
+    entries = [user("a", None), assistant("b", "gone"), user("c", "b")]
+    with pytest.raises(BrokenSessionTree) as err:
+        branch_of(entries, "c")
+    assert err.value.leaf_id == "c"
+    assert err.value.entry_id == "b"
+    assert "'gone'" in str(err.value)
+
+
+def test_cycle_is_detected():
+    entries = [user("a", "b"), assistant("b", "a")]
+    with pytest.raises(BrokenSessionTree, match="cycle"):
+        branch_of(entries, "a")
+
+
+def test_self_parent_is_a_cycle():
+    with pytest.raises(BrokenSessionTree, match="cycle"):
+        branch_of([user("a", "a")], "a")
+
+
+def test_duplicate_id_is_an_error_not_last_one_wins():
+    entries = [user("a", None), assistant("b", "a"), user("b", "a")]
+    with pytest.raises(BrokenSessionTree, match="duplicate") as err:
+        branch_of(entries, "b")
+    assert err.value.entry_id == "b"
+    with pytest.raises(BrokenSessionTree, match="duplicate"):
+        TreeIndex(entries)
+
+
+def test_children_in_append_order_and_roots():
+    index = TreeIndex(article_entries())
+    assert ids(children(index, "e2")) == ["e3", "e5"]
+    assert ids(children(index, None)) == ["e0"]
+    assert children(index, "e6") == []
+    with pytest.raises(UnknownEntry):
+        children(index, "zz")
+
+
+def test_extended_index_is_not_seen_by_the_original():
+    base = TreeIndex(article_entries())
+    a = base.extended(user("x", "e6"))
+    b = base.extended(user("y", "e6"))  # diverges: copies base's prefix
+    assert "x" in a and "x" not in base and "x" not in b
+    assert "y" in b and "y" not in a and "y" not in base
+    assert ids(children(a, "e6")) == ["x"]
+    assert ids(children(b, "e6")) == ["y"]
+    assert children(base, "e6") == []
+    assert len(base) == 7 and len(a) == 8 and len(b) == 8
+    # and an old handle can still grow without disturbing the newer ones
+    c = base.extended(user("x", "e6"))
+    assert ids(children(a, "e6")) == ["x"] and c.get("x") is not None
+
+
+def test_seq_and_last():
+    index = TreeIndex(article_entries())
+    assert index.seq("e0") == 1 and index.seq("e6") == 7
+    assert index.last.id == "e6"
+    with pytest.raises(UnknownEntry):
+        index.seq("zz")
+
+
+def test_path_between_goes_up_to_the_common_ancestor_then_down():
+    index = TreeIndex(article_entries())
+    path = path_between(index, "e4", "e6")
+    assert path.common_ancestor_id == "e2"
+    assert ids(path.up) == ["e4", "e3"]
+    assert ids(path.down) == ["e5", "e6"]
+    same = path_between(index, "e6", "e6")
+    assert same.common_ancestor_id == "e6" and same.up == [] and same.down == []
+    to_ancestor = path_between(index, "e6", "e1")
+    assert to_ancestor.common_ancestor_id == "e1" and ids(to_ancestor.up) == ["e6", "e5", "e2"]
+
+
+def test_path_between_two_roots_has_no_common_ancestor():
+    index = TreeIndex([user("a", None), user("b", None)])
+    path = path_between(index, "a", "b")
+    assert path.common_ancestor_id is None
+    assert ids(path.up) == ["a"] and ids(path.down) == ["b"]
+
+
+def test_path_between_unknown():
+    with pytest.raises(UnknownEntry):
+        path_between(article_entries(), "e0", "zz")
+
+
+def test_depth_and_ancestors():
+    index = TreeIndex(article_entries())
+    assert depth(index, "e6") == 5
+    assert ids(ancestors(index, "e6")) == ["e6", "e5", "e2", "e1", "e0"]
+
+
+def test_branch_of_cost_is_independent_of_session_size():
+    """Counted, not timed: branch_of touches depth entries however many the session has."""
+
+    class CountingIndex(TreeIndex):
+        __slots__ = ("lookups",)
+
+        def get(self, entry_id):
+            self.lookups += 1
+            return super().get(entry_id)
+
+    def build(n_side):
+        entries = [user("0", None)]
+        for i in range(1, 50):
+            entries.append(user(str(i), str(i - 1)))
+        for j in range(n_side):  # a bushy side tree hanging off the root
+            entries.append(branch(f"s{j}", "0", "49"))
+        index = CountingIndex(entries)
+        index.lookups = 0
+        return index
+
+    small, large = build(10), build(10_000)
+    branch_of(small, "49")
+    branch_of(large, "49")
+    assert small.lookups == large.lookups == 50
