@@ -1,0 +1,159 @@
+"""Benchmark of the pure journal core (not a test: it prints figures, it asserts nothing).
+
+    .venv/bin/python bench/journal_core.py
+
+Workloads, all built in memory with fixed ids and timestamps:
+* replay of a 100,000-entry session (messages, a state change every 10th entry, a
+  rewind every 500th) — target ≤ 1 s;
+* branch_of and derive_messages at depth 10,000 with a TreeIndex — target ≤ 30 ms;
+* branch_of at a fixed depth (1,000) in a 100,000-entry over a 10,000-entry session —
+  target ratio ≤ 1.5 (cost depends on depth, not session size);
+* the article's applyEntry (copies the entry array on each append) next to ours on the
+  same 10,000 entries, as a baseline measured in the same run.
+Each figure is the median of several runs.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from journal.context import derive_messages
+from journal.entries import (
+    AppStateEntry,
+    AssistantMessage,
+    BranchEntry,
+    MessageEntry,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
+from journal.tree import TreeIndex, branch_of
+
+T0 = datetime(2026, 11, 29, tzinfo=UTC)
+INITIAL = {"characters": {}, "permission_mode": "ask"}
+
+
+def build_session(n: int, *, rewind_every: int = 500) -> list:
+    """A session of n entries on mostly one line, with a rewind now and then."""
+    entries: list = []
+    leaf = None
+    for i in range(n):
+        eid = f"e{i}"
+        ts = T0 + timedelta(milliseconds=i)
+        if i and i % rewind_every == 0:
+            target = f"e{i - rewind_every // 2}"
+            entry = BranchEntry(id=eid, parent_id=target, timestamp=ts, from_id=leaf)
+        elif i % 10 == 5:
+            entry = AppStateEntry(
+                id=eid,
+                parent_id=leaf,
+                timestamp=ts,
+                value={"characters": {"猪猪侠": {"buff": f"b{i}"}}},
+            )
+        elif i % 10 == 3:
+            call = ToolCall(id=f"c{i}", name="generate_image", arguments={"prompt": "p"})
+            msg = AssistantMessage(content="panel", tool_calls=[call], stop_reason="tool_use")
+            entry = MessageEntry(id=eid, parent_id=leaf, timestamp=ts, message=msg)
+        elif i % 10 == 4:
+            msg = ToolResultMessage(
+                tool_call_id=f"c{i - 1}", tool_name="generate_image", content="done"
+            )
+            entry = MessageEntry(id=eid, parent_id=leaf, timestamp=ts, message=msg)
+        else:
+            msg = UserMessage(content=f"turn {i}")
+            entry = MessageEntry(id=eid, parent_id=leaf, timestamp=ts, message=msg)
+        entries.append(entry)
+        leaf = eid
+    return entries
+
+
+def chain(n: int, depth: int) -> tuple[list, str]:
+    """A session of n entries whose chosen leaf is at the given depth; the rest is side branches."""
+    entries = build_session(depth, rewind_every=10**9)
+    leaf = entries[-1].id
+    for j in range(n - depth):  # side entries hang off random-ish nodes of the main line
+        parent = f"e{(j * 7919) % depth}"
+        msg = UserMessage(content="side")
+        entries.append(
+            MessageEntry(
+                id=f"s{j}", parent_id=parent, timestamp=T0 + timedelta(seconds=j), message=msg
+            )
+        )
+    return entries, leaf
+
+
+def timed(fn, repeat: int) -> float:
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
+
+
+def article_replay(entries: list) -> None:
+    """The article's applyEntry, transcribed: the whole array copied on every append."""
+    snapshot_entries: list = []
+    app_state = INITIAL
+    leaf = None
+    for entry in entries:
+        snapshot_entries = [*snapshot_entries, entry]
+        if isinstance(entry, AppStateEntry):
+            app_state = entry.value
+        elif entry.parent_id != leaf:
+            app_state = branch_app_state(snapshot_entries, entry.id, INITIAL)
+        leaf = entry.id
+    return app_state
+
+
+def main() -> None:
+    print(f"python {sys.version.split()[0]}; medians of repeated runs")
+
+    big = build_session(100_000)
+    t = timed(lambda: replay(big, INITIAL, T0), 5)
+    print(f"replay, 100,000 entries:                    {t * 1000:8.1f} ms   (target <= 1000 ms)")
+
+    deep, leaf = chain(100_000, 10_000)
+    index = TreeIndex(deep)
+    t_branch = timed(lambda: branch_of(index, leaf), 21)
+    t_ctx = timed(lambda: derive_messages(index, leaf), 11)
+    t_state = timed(lambda: branch_app_state(index, leaf, INITIAL), 21)
+    print(
+        f"branch_of, depth 10,000 (100k session):     {t_branch * 1000:8.2f} ms   (target <= 30 ms)"
+    )
+    print(f"derive_messages, depth 10,000:              {t_ctx * 1000:8.2f} ms   (target <= 30 ms)")
+    print(f"branch_app_state, depth 10,000:             {t_state * 1000:8.3f} ms   (early exit)")
+
+    small_entries, small_leaf = chain(10_000, 1_000)
+    large_entries, large_leaf = chain(100_000, 1_000)
+    small, large = TreeIndex(small_entries), TreeIndex(large_entries)
+    t_small = timed(lambda: branch_of(small, small_leaf), 101)
+    t_large = timed(lambda: branch_of(large, large_leaf), 101)
+    print(
+        f"branch_of at depth 1,000: 10k session {t_small * 1e6:7.1f} us, 100k session "
+        f"{t_large * 1e6:7.1f} us, ratio {t_large / t_small:.2f}   (target <= 1.5)"
+    )
+
+    sample = build_session(10_000)
+    t_ours = timed(lambda: replay(sample, INITIAL, T0), 5)
+    t_article = timed(lambda: article_replay(sample), 3)
+    print(
+        f"replay of 10,000 entries: ours {t_ours * 1000:.1f} ms, article's applyEntry "
+        f"{t_article * 1000:.1f} ms, ratio {t_article / t_ours:.1f}x"
+    )
+
+    step = SessionSnapshot.empty(INITIAL, T0)
+    for e in sample:
+        step = apply_entry(step, e)
+    assert step.app_state == replay(sample, INITIAL, T0).app_state == article_replay(sample)
+
+
+if __name__ == "__main__":
+    main()
