@@ -1,0 +1,29 @@
+"""ASGI entry point: `daphne jaiweb.asgi:application` serves web only.
+
+`python manage.py studio` serves this same application and, later, runs the agent
+runner on daphne's loop.
+"""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
+# Set Django up (apps, models) before importing anything that may touch models.
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+# Consumers arrive with a later issue.
+websocket_urlpatterns: list = []
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

@@ -1,0 +1,248 @@
+"""The one settings module of jaiweb.
+
+Everything that differs between machines comes from the environment (CONTRACT.md §5),
+read through the small parsers below. A bad value stops start-up with
+ImproperlyConfigured naming the variable and the value. An empty variable counts as
+unset.
+
+DEBUG defaults to on: with no environment at all, `python manage.py studio` is the
+embedded dev mode (SQLite file, in-memory channel layer, offline director, local
+renderer). Turn it off with DEBUG=0 in production; then SECRET_KEY is required.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+TRUE_VALUES = ("1", "true", "yes", "on")
+FALSE_VALUES = ("0", "false", "no", "off")
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    value = _raw(name)
+    return default if value is None else value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value.lower() in TRUE_VALUES:
+        return True
+    if value.lower() in FALSE_VALUES:
+        return False
+    raise ImproperlyConfigured(f"{name} must be one of 1/0/true/false/yes/no/on/off, got {value!r}")
+
+
+def env_int(name: str, default: int, min: int | None = None) -> int:
+    value = _raw(name)
+    if value is None:
+        return default
+    bound = f" >= {min}" if min is not None else ""
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer{bound}, got {value!r}") from None
+    if min is not None and number < min:
+        raise ImproperlyConfigured(f"{name} must be an integer{bound}, got {value!r}")
+    return number
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def env_url(name: str, schemes: tuple[str, ...] = ("http", "https")) -> str | None:
+    value = _raw(name)
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not parts.netloc:
+        raise ImproperlyConfigured(f"{name} must be a {'/'.join(schemes)} URL, got {value!r}")
+    return value
+
+
+def parse_database_url(url: str, base_dir: Path, name: str = "DATABASE_URL") -> dict:
+    """Turn a database URL into a Django DATABASES entry.
+
+    sqlite:///relative/path (relative to the project base dir), sqlite:////abs/path,
+    postgres:// or postgresql://user:password@host:port/dbname?option=value.
+    """
+
+    def bad(why: str) -> ImproperlyConfigured:
+        return ImproperlyConfigured(f"{name} {why}, got {url!r}")
+
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        # "sqlite:///x" splits into netloc "" and path "/x"; a fourth slash keeps
+        # the path absolute.
+        if parts.netloc or parts.query or parts.fragment:
+            raise bad("must look like sqlite:///relative/path or sqlite:////abs/path")
+        path = unquote(parts.path[1:])
+        if not path or path == ":memory:" or path.endswith("/"):
+            raise bad("must name a SQLite file (an in-memory database is not supported)")
+        file = Path(path) if path.startswith("/") else base_dir / path
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": file,
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+            # A file, not memory: live-server and child-process tests share it.
+            "TEST": {"NAME": file.with_name("test_" + file.name)},
+        }
+    if parts.scheme in ("postgres", "postgresql"):
+        try:
+            port = parts.port
+        except ValueError:
+            raise bad("has a bad port") from None
+        dbname = unquote(parts.path[1:])
+        if not dbname or "/" in dbname:
+            raise bad("must name a database, as in postgres://user:pass@host:5432/dbname")
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": dbname,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(port) if port else "",
+            "OPTIONS": dict(parse_qsl(parts.query)),
+        }
+    raise bad("must start with sqlite://, postgres:// or postgresql://")
+
+
+# --- environment -------------------------------------------------------------------
+
+DEBUG = env_bool("DEBUG", True)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if SECRET_KEY is None:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    SECRET_KEY = "jaiweb-dev-only-secret-key-never-use-in-production"
+
+DATABASES = {
+    "default": parse_database_url(env_str("DATABASE_URL", "sqlite:///db.sqlite3"), BASE_DIR)
+}
+
+REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss", "unix"))
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    # Only shared inside one process: the embedded mode (`manage.py studio`).
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# None means: the URL that `manage.py studio` serves on (the command fills it in).
+JAIWEB_PUBLIC_URL = env_url("JAIWEB_PUBLIC_URL")
+
+# Unset: the offline director. OPENAI_API_KEY is deliberately never read, so a stray
+# key in the environment cannot switch providers.
+JAIWEB_LLM_MODEL = env_str("JAIWEB_LLM_MODEL")
+JAIWEB_LLM_BASE_URL = env_url("JAIWEB_LLM_BASE_URL")
+JAIWEB_LLM_API_KEY = env_str("JAIWEB_LLM_API_KEY")
+JAIWEB_IMAGE_BACKEND = env_choice("JAIWEB_IMAGE_BACKEND", ("local", "openai"), "local")
+
+JAIWEB_FEED_URL = env_url("JAIWEB_FEED_URL")
+JAIWEB_FEED_SECRET = env_str("JAIWEB_FEED_SECRET")
+if JAIWEB_FEED_SECRET is None:
+    if DEBUG:
+        JAIWEB_FEED_SECRET = "jaiweb-dev-only-feed-secret"
+    elif JAIWEB_FEED_URL:
+        raise ImproperlyConfigured(
+            "JAIWEB_FEED_SECRET must be set when JAIWEB_FEED_URL is set and DEBUG is off"
+        )
+
+JAIWEB_LEASE_SECONDS = env_int("JAIWEB_LEASE_SECONDS", 15, min=1)
+JAIWEB_CONTEXT_BUDGET = env_int("JAIWEB_CONTEXT_BUDGET", 24000, min=1000)
+JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
+
+# Comma-separated; by default the loopback names plus JAIWEB_PUBLIC_URL's host.
+ALLOWED_HOSTS = [h.strip() for h in (env_str("ALLOWED_HOSTS") or "").split(",") if h.strip()]
+if not ALLOWED_HOSTS:
+    ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
+    if JAIWEB_PUBLIC_URL:
+        _host = urlsplit(JAIWEB_PUBLIC_URL).hostname
+        ALLOWED_HOSTS.append(f"[{_host}]" if ":" in _host else _host)
+CSRF_TRUSTED_ORIGINS = []
+if JAIWEB_PUBLIC_URL:
+    _public = urlsplit(JAIWEB_PUBLIC_URL)
+    CSRF_TRUSTED_ORIGINS.append(f"{_public.scheme}://{_public.netloc}")
+
+# --- Django ----------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "jaiweb.studio",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "jaiweb.urls"
+ASGI_APPLICATION = "jaiweb.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+TIME_ZONE = "UTC"
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"

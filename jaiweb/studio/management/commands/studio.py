@@ -1,0 +1,87 @@
+"""`python manage.py studio`: the embedded mode.
+
+Serves the ASGI application with daphne in this process. daphne implements no ASGI
+lifespan, so this command is where the in-process agent runner gets scheduled on
+daphne's event loop (see `schedule_agent_runner`).
+"""
+
+import asyncio
+import sys
+
+from daphne.access import AccessLogGenerator
+from daphne.endpoints import build_endpoint_description_strings
+from daphne.server import Server  # installs Twisted's asyncio reactor (daphne's app too)
+from django.conf import settings
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+
+def schedule_agent_runner(loop: asyncio.AbstractEventLoop) -> None:
+    """Schedule the in-process agent runner on daphne's loop (the one serving consumers).
+
+    Nothing runs here yet: the runner (a recovery pass first, then the queue)
+    arrives with issue 5.
+    """
+
+
+def format_url(host: str, port: int) -> str:
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
+
+
+class Command(BaseCommand):
+    help = "Serve the studio with daphne in this process (the embedded mode)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument(
+            "--no-migrate",
+            action="store_false",
+            dest="migrate",
+            help="do not run `migrate --noinput` first",
+        )
+        parser.add_argument(
+            "--insecure",
+            action="store_true",
+            help="serve static files even when DEBUG is off",
+        )
+
+    def handle(self, *args, **options):
+        host, port = options["host"], options["port"]
+        if not 0 <= port <= 65535:
+            raise CommandError(f"--port must be between 0 and 65535, got {port}")
+        verbosity = options["verbosity"]
+
+        if options["migrate"]:
+            call_command("migrate", interactive=False, verbosity=max(verbosity - 1, 0))
+
+        from jaiweb.asgi import application
+
+        if settings.DEBUG or options["insecure"]:
+            application = ASGIStaticFilesHandler(application)
+
+        server = None
+
+        def ready() -> None:
+            # Called by daphne after its endpoints are bound, before the reactor runs.
+            bound_host, bound_port = (server.listening_addresses or [(host, port)])[0]
+            url = format_url(bound_host, bound_port)
+            if settings.JAIWEB_PUBLIC_URL is None:
+                settings.JAIWEB_PUBLIC_URL = url
+            schedule_agent_runner(asyncio.get_event_loop())
+            self.stdout.write(f"jaiweb studio listening on {url}")
+            self.stdout.flush()
+
+        server = Server(
+            application=application,
+            endpoints=build_endpoint_description_strings(host=host, port=port),
+            action_logger=AccessLogGenerator(sys.stderr) if verbosity >= 1 else None,
+            ready_callable=ready,
+            verbosity=verbosity,
+        )
+        server.run()
+        if server.abort_start:
+            raise CommandError(f"could not listen on {format_url(host, port)}")

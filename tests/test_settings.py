@@ -1,0 +1,246 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+
+from jaiweb.settings import env_bool, env_choice, env_int, parse_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+OURS = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS")
+
+DUMP = """
+import json
+import django
+django.setup()
+from django.conf import settings as s
+print(json.dumps({
+    "DEBUG": s.DEBUG,
+    "SECRET_KEY": s.SECRET_KEY,
+    "DATABASE": {k: str(v) for k, v in s.DATABASES["default"].items() if k != "TEST"},
+    "DATABASE_OPTIONS": s.DATABASES["default"]["OPTIONS"],
+    "CHANNEL_LAYERS": s.CHANNEL_LAYERS,
+    "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
+    "CSRF_TRUSTED_ORIGINS": s.CSRF_TRUSTED_ORIGINS,
+    **{k: getattr(s, k) for k in dir(s) if k.startswith("JAIWEB_")},
+}))
+"""
+
+
+def start(**env: str) -> subprocess.CompletedProcess:
+    """Start Django in a child process with a clean jaiweb environment plus `env`."""
+    clean = {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("JAIWEB_")}
+    clean["DJANGO_SETTINGS_MODULE"] = "jaiweb.settings"
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", DUMP],
+        env=clean,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def load(**env: str) -> dict:
+    r = start(**env)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("JAIWEB_LEASE_SECONDS", "abc"),
+        ("JAIWEB_LEASE_SECONDS", "0"),
+        ("JAIWEB_CONTEXT_BUDGET", "999"),
+        ("JAIWEB_MAX_PROMPT_CHARS", "-1"),
+        ("DEBUG", "maybe"),
+        ("DATABASE_URL", "mysql://x"),
+        ("DATABASE_URL", "sqlite://"),
+        ("DATABASE_URL", "sqlite:///:memory:"),
+        ("DATABASE_URL", "postgres://host:notaport/db"),
+        ("DATABASE_URL", "postgres://host:5432/"),
+        ("REDIS_URL", "http://127.0.0.1:6379"),
+        ("JAIWEB_PUBLIC_URL", "ftp://example.com"),
+        ("JAIWEB_LLM_BASE_URL", "localhost:8080"),
+        ("JAIWEB_FEED_URL", "example.com/feed"),
+        ("JAIWEB_IMAGE_BACKEND", "dalle"),
+    ],
+)
+def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
+    r = start(**{name: value})
+    assert r.returncode != 0
+    assert "ImproperlyConfigured" in r.stderr
+    assert f"{name} " in r.stderr
+    assert repr(value) in r.stderr
+
+
+def test_the_message_names_the_bound():
+    r = start(JAIWEB_LEASE_SECONDS="abc")
+    assert "JAIWEB_LEASE_SECONDS must be an integer >= 1, got 'abc'" in r.stderr
+
+
+def test_secret_key_is_required_without_debug():
+    r = start(DEBUG="0")
+    assert r.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in r.stderr
+
+
+def test_feed_secret_is_required_with_a_feed_without_debug():
+    r = start(DEBUG="off", SECRET_KEY="s3cret", JAIWEB_FEED_URL="https://feed.example/")
+    assert r.returncode != 0
+    assert "JAIWEB_FEED_SECRET" in r.stderr
+
+
+def test_defaults():
+    s = load()
+    assert s["DEBUG"] is True
+    assert s["SECRET_KEY"]
+    assert s["DATABASE"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert s["DATABASE"]["NAME"] == str(BASE_DIR / "db.sqlite3")
+    assert s["CHANNEL_LAYERS"]["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    assert s["JAIWEB_PUBLIC_URL"] is None
+    assert s["JAIWEB_LLM_MODEL"] is None
+    assert s["JAIWEB_LLM_BASE_URL"] is None
+    assert s["JAIWEB_LLM_API_KEY"] is None
+    assert s["JAIWEB_IMAGE_BACKEND"] == "local"
+    assert s["JAIWEB_FEED_URL"] is None
+    assert s["JAIWEB_FEED_SECRET"]
+    assert s["JAIWEB_LEASE_SECONDS"] == 15
+    assert s["JAIWEB_CONTEXT_BUDGET"] == 24000
+    assert s["JAIWEB_MAX_PROMPT_CHARS"] == 4000
+
+
+def test_good_values_parse():
+    s = load(
+        DEBUG="False",
+        SECRET_KEY="s3cret",
+        DATABASE_URL="postgresql://jai:p%40ss@db.example:6543/studio?sslmode=require",
+        REDIS_URL="redis://127.0.0.1:6379/1",
+        JAIWEB_PUBLIC_URL="https://comics.example/",
+        JAIWEB_LLM_MODEL="qwen3",
+        JAIWEB_LLM_BASE_URL="http://127.0.0.1:8080/v1",
+        JAIWEB_LLM_API_KEY="key",
+        JAIWEB_IMAGE_BACKEND="openai",
+        JAIWEB_FEED_URL="https://feed.example/in",
+        JAIWEB_FEED_SECRET="feed",
+        JAIWEB_LEASE_SECONDS="1",
+        JAIWEB_CONTEXT_BUDGET="1000",
+        JAIWEB_MAX_PROMPT_CHARS=" 200 ",
+    )
+    assert s["DEBUG"] is False
+    assert s["SECRET_KEY"] == "s3cret"
+    assert s["DATABASE"]["ENGINE"] == "django.db.backends.postgresql"
+    assert s["DATABASE"]["NAME"] == "studio"
+    assert s["DATABASE"]["USER"] == "jai"
+    assert s["DATABASE"]["PASSWORD"] == "p@ss"
+    assert s["DATABASE"]["HOST"] == "db.example"
+    assert s["DATABASE"]["PORT"] == "6543"
+    assert s["DATABASE_OPTIONS"] == {"sslmode": "require"}
+    assert s["CHANNEL_LAYERS"]["default"] == {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": ["redis://127.0.0.1:6379/1"]},
+    }
+    assert "comics.example" in s["ALLOWED_HOSTS"]
+    assert s["CSRF_TRUSTED_ORIGINS"] == ["https://comics.example"]
+    assert s["JAIWEB_PUBLIC_URL"] == "https://comics.example/"
+    assert s["JAIWEB_LLM_MODEL"] == "qwen3"
+    assert s["JAIWEB_LLM_BASE_URL"] == "http://127.0.0.1:8080/v1"
+    assert s["JAIWEB_LLM_API_KEY"] == "key"
+    assert s["JAIWEB_IMAGE_BACKEND"] == "openai"
+    assert s["JAIWEB_FEED_URL"] == "https://feed.example/in"
+    assert s["JAIWEB_FEED_SECRET"] == "feed"
+    assert s["JAIWEB_LEASE_SECONDS"] == 1
+    assert s["JAIWEB_CONTEXT_BUDGET"] == 1000
+    assert s["JAIWEB_MAX_PROMPT_CHARS"] == 200
+
+
+def test_openai_api_key_never_switches_providers():
+    s = load(OPENAI_API_KEY="sk-stray")
+    assert s["JAIWEB_LLM_MODEL"] is None
+    assert s["JAIWEB_LLM_API_KEY"] is None
+    assert "sk-stray" not in json.dumps(s)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        *[("1", True), ("true", True), ("Yes", True), ("ON", True)],
+        *[("0", False), ("false", False), ("no", False), ("Off", False), ("", False)],
+    ],
+)
+def test_env_bool(monkeypatch, value, expected):
+    monkeypatch.setenv("JAIWEB_X", value)
+    assert env_bool("JAIWEB_X", False) is expected
+
+
+def test_env_int(monkeypatch):
+    monkeypatch.delenv("JAIWEB_X", raising=False)
+    assert env_int("JAIWEB_X", 7, min=1) == 7
+    monkeypatch.setenv("JAIWEB_X", "12")
+    assert env_int("JAIWEB_X", 7, min=1) == 12
+    monkeypatch.setenv("JAIWEB_X", "1.5")
+    with pytest.raises(ImproperlyConfigured, match=r"JAIWEB_X must be an integer >= 1, got '1.5'"):
+        env_int("JAIWEB_X", 7, min=1)
+
+
+def test_env_choice(monkeypatch):
+    monkeypatch.setenv("JAIWEB_X", "b")
+    assert env_choice("JAIWEB_X", ("a", "b"), "a") == "b"
+    monkeypatch.setenv("JAIWEB_X", "c")
+    with pytest.raises(ImproperlyConfigured, match=r"JAIWEB_X must be one of a, b, got 'c'"):
+        env_choice("JAIWEB_X", ("a", "b"), "a")
+
+
+def test_sqlite_urls(tmp_path):
+    relative = parse_database_url("sqlite:///var/db.sqlite3", tmp_path)
+    assert relative["NAME"] == tmp_path / "var" / "db.sqlite3"
+    assert relative["TEST"] == {"NAME": tmp_path / "var" / "test_db.sqlite3"}
+
+    absolute = parse_database_url("sqlite:////srv/jaiweb/db.sqlite3", tmp_path)
+    assert absolute["NAME"] == Path("/srv/jaiweb/db.sqlite3")
+    assert absolute["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in absolute["OPTIONS"]["init_command"]
+    assert "synchronous=FULL" in absolute["OPTIONS"]["init_command"]
+
+
+def test_postgres_urls(tmp_path):
+    db = parse_database_url("postgres://postgres@127.0.0.1/test", tmp_path)
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
+        "test",
+        "postgres",
+        "",
+        "127.0.0.1",
+        "",
+    )
+    assert db["OPTIONS"] == {}
+    ipv6 = parse_database_url("postgresql://u:p@[::1]:5432/x", tmp_path)
+    assert (ipv6["HOST"], ipv6["PORT"]) == ("::1", "5432")
+
+
+@pytest.mark.django_db
+def test_the_database_is_durable_on_commit():
+    """SQLite: a WAL file synced on every commit; PostgreSQL: its defaults, fsync on commit."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            assert "mode=memory" not in str(connection.settings_dict["NAME"])
+            assert connection.settings_dict["NAME"] != ":memory:"
+            cursor.execute("PRAGMA journal_mode")
+            assert cursor.fetchone()[0] == "wal"
+            cursor.execute("PRAGMA synchronous")
+            assert cursor.fetchone()[0] == 2  # FULL
+            cursor.execute("PRAGMA busy_timeout")
+            assert cursor.fetchone()[0] == 20000
+        else:
+            assert connection.vendor == "postgresql"
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"
+            cursor.execute("SHOW fsync")
+            assert cursor.fetchone()[0] == "on"
