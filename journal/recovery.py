@@ -248,6 +248,10 @@ def _check_redispatch(call: CallLog, record: ToolDispatched, corrupt) -> None:
                 f"first dispatch of {record.tool_call_id!r} has attempt {record.dispatch_attempt}"
             )
         return
+    if call.resolution is not None and call.resolution.resolution != "retry":
+        raise corrupt(
+            f"{record.tool_call_id!r} dispatched again after it was {call.resolution.resolution}"
+        )
     if not call.retry_after_dispatch and previous.policy not in AUTO_RETRY_POLICIES:
         raise corrupt(
             f"{record.tool_call_id!r} ({previous.policy}) dispatched again without a retry"
