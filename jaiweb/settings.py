@@ -202,6 +202,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "jaiweb.store",
     "jaiweb.studio",
 ]
 

@@ -18,7 +18,19 @@ def branch_entry_for(
     """
     if target_id not in snapshot.index:
         raise UnknownEntry(target_id)
-    if target_id == snapshot.leaf_id:
+    return branch_entry_to(snapshot.leaf_id, target_id, entry_id=entry_id, now=now)
+
+
+def branch_entry_to(
+    leaf_id: str | None, target_id: str, *, entry_id: str, now: datetime
+) -> BranchEntry | None:
+    """As ``branch_entry_for``, for a caller that has checked the target is in the session.
+
+    A store that keeps the tree in a database checks that with one lookup instead of
+    loading a snapshot.
+    """
+    if target_id == leaf_id:
         return None
-    assert snapshot.leaf_id is not None  # a session with an entry has a leaf
-    return BranchEntry(id=entry_id, parent_id=target_id, timestamp=now, from_id=snapshot.leaf_id)
+    if leaf_id is None:  # an empty session has no node to go to
+        raise UnknownEntry(target_id)
+    return BranchEntry(id=entry_id, parent_id=target_id, timestamp=now, from_id=leaf_id)

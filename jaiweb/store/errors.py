@@ -1,0 +1,93 @@
+"""Errors of the store's services. Each one says what was refused and why; nothing was written."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of the store's refusals."""
+
+    code = "store_error"
+
+
+class SessionNotFound(StoreError):
+    code = "not_found"
+
+    def __init__(self, session_id: str):
+        self.session_id = session_id
+        super().__init__(f"no session {session_id!r}")
+
+
+class OperationNotFound(StoreError):
+    code = "not_found"
+
+    def __init__(self, operation_id: str):
+        self.operation_id = operation_id
+        super().__init__(f"no operation {operation_id!r}")
+
+
+class StaleLeaf(StoreError):
+    """The append named a leaf that is no longer the session's leaf."""
+
+    code = "stale_leaf"
+
+    def __init__(self, session_id: str, expected: str | None, actual: str | None):
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"session {session_id!r}: expected leaf {expected!r}, but the leaf is {actual!r}"
+        )
+
+
+class InvalidEntry(StoreError):
+    """An entry that cannot join the tree: unknown parent, duplicate id, bad payload."""
+
+    code = "invalid_entry"
+
+
+class SessionBusy(StoreError):
+    """The session has an unfinished operation, so it cannot be navigated or edited."""
+
+    code = "session_busy"
+
+    def __init__(self, session_id: str, operation_id: str, parked: bool):
+        self.session_id = session_id
+        self.operation_id = operation_id
+        self.parked = parked
+        why = "waiting for an admin" if parked else "a run is in progress"
+        super().__init__(f"session {session_id!r}: {why} (operation {operation_id!r})")
+
+
+class SessionParked(SessionBusy):
+    """The session's operation waits in the recovery inbox: new prompts wait too."""
+
+    code = "waiting_for_admin"
+
+    def __init__(self, session_id: str, operation_id: str):
+        super().__init__(session_id, operation_id, parked=True)
+
+
+class PromptTooLong(StoreError):
+    code = "prompt_too_long"
+
+    def __init__(self, length: int, limit: int):
+        self.length = length
+        self.limit = limit
+        super().__init__(f"the prompt has {length} characters; at most {limit} are accepted")
+
+
+class LeaseLost(StoreError):
+    """A runner's lease was taken over: its fencing number no longer matches."""
+
+    code = "lease_lost"
+
+    def __init__(self, operation_id: str, fencing: int):
+        self.operation_id = operation_id
+        self.fencing = fencing
+        super().__init__(f"operation {operation_id!r}: lease {fencing} is no longer held")
+
+
+class OperationStateConflict(StoreError):
+    """A write from the web that the operation's current state does not allow."""
+
+    code = "conflict"

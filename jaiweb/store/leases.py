@@ -1,0 +1,80 @@
+"""Leases on operations: which runner owns a run, until when, under which fencing number.
+
+A claim takes an unfinished, unparked operation whose lease is free or expired, adds 1
+to its fencing number and counts the attempt. Every write of the run checks that number
+in its own transaction (``services.run_append``), so a runner whose lease was taken over
+can write nothing more, even if it wakes up later believing it still holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+
+from jaiweb.store.errors import LeaseLost
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    operation_id: str
+    owner: str
+    fencing: int
+    expires_at: datetime
+
+
+_CLAIMABLE = (
+    "outcome IS NULL AND parked_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < %s)"
+)
+
+
+def operation_claim(
+    *,
+    owner: str,
+    now: datetime,
+    lease_seconds: int,
+    operation_id: str | None = None,
+) -> Lease | None:
+    """Claim the oldest claimable operation (or the named one); None when there is none."""
+    expires = now + timedelta(seconds=lease_seconds)
+    only = " AND id = %s" if operation_id is not None else ""
+    skip_locked = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    pick = [now] + ([operation_id] if operation_id is not None else [])
+    sql = (
+        "UPDATE store_operation SET lease_owner = %s, lease_expires_at = %s, "
+        "fencing = fencing + 1, attempts = attempts + 1 "
+        f"WHERE id = (SELECT id FROM store_operation WHERE {_CLAIMABLE}{only} "
+        f"ORDER BY created_at, id LIMIT 1{skip_locked}) AND {_CLAIMABLE} "
+        "RETURNING id, fencing"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, [owner, expires, *pick, now])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return Lease(operation_id=row[0], owner=owner, fencing=row[1], expires_at=expires)
+
+
+def lease_renew(*, lease: Lease, now: datetime, lease_seconds: int) -> Lease:
+    """Push the expiry on; ``LeaseLost`` if another runner took the operation meanwhile."""
+    expires = now + timedelta(seconds=lease_seconds)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE store_operation SET lease_expires_at = %s "
+            "WHERE id = %s AND fencing = %s AND lease_owner = %s AND outcome IS NULL",
+            [expires, lease.operation_id, lease.fencing, lease.owner],
+        )
+        if cursor.rowcount != 1:
+            raise LeaseLost(lease.operation_id, lease.fencing)
+    return Lease(lease.operation_id, lease.owner, lease.fencing, expires)
+
+
+def lease_release(*, lease: Lease) -> None:
+    """Give the operation back (it stays claimable by anyone at once); a lost lease is a no-op."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE store_operation SET lease_owner = NULL, lease_expires_at = NULL "
+            "WHERE id = %s AND fencing = %s",
+            [lease.operation_id, lease.fencing],
+        )

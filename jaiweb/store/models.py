@@ -1,0 +1,171 @@
+"""The two journals as tables.
+
+Entries and operation records are facts: once written they never change and are never
+removed, except when their whole session is deleted at its owner's request. Database
+triggers (migration 0002) enforce that below the ORM; the ORM refuses it above.
+Columns that repeat a fold — a session's leaf and entry count, an operation's outcome
+and record count — are written in the same transaction as the fact they derive from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from journal.entries import Entry as JournalEntry
+from journal.entries import parse_entry
+from journal.records import Record as JournalRecord
+from journal.records import parse_record
+
+
+class AppendOnlyError(Exception):
+    """Raised by the ORM when code tries to change or remove a journal fact."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    """Bulk ``update()`` and ``delete()`` are refused: facts are appended, never rewritten."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only: update() refused")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(f"{self.model.__name__} rows are append-only: delete() refused")
+
+
+class AppendOnlyModel(models.Model):
+    """A row that can be inserted once and then only read."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} rows are append-only: save() refused")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(f"{type(self).__name__} rows are append-only: delete() refused")
+
+
+class ComicSession(models.Model):
+    """One comic episode: a tree of entries with a stored leaf."""
+
+    id = models.CharField(primary_key=True, max_length=40)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="comic_sessions"
+    )
+    title = models.CharField(max_length=200)
+    initial_app_state = models.JSONField()
+    # Folds of the entries, written with each append: the entry appended last, and how many.
+    leaf_id = models.CharField(max_length=128, null=True, blank=True)
+    entry_count = models.PositiveIntegerField(default=0)
+    # Set in the transaction that deletes the session: the triggers let its facts go.
+    deleting = models.BooleanField(default=False)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="session_owner_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.id})"
+
+
+class Entry(AppendOnlyModel):
+    """A Session Journal entry; ``payload`` is the whole entry as JSON."""
+
+    session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="entries")
+    seq = models.PositiveIntegerField()
+    entry_id = models.CharField(max_length=128)
+    parent_id = models.CharField(max_length=128, null=True, blank=True)
+    type = models.CharField(max_length=16)
+    payload = models.JSONField()
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "entry_id"], name="entry_id_per_session"),
+            models.UniqueConstraint(fields=["session", "seq"], name="entry_seq_per_session"),
+        ]
+        indexes = [models.Index(fields=["session", "parent_id"], name="entry_children")]
+
+    def __str__(self) -> str:
+        return f"{self.entry_id} ({self.type})"
+
+    def to_journal(self) -> JournalEntry:
+        """The entry as the pure core's model."""
+        return parse_entry(self.payload)
+
+
+class Operation(models.Model):
+    """One run of the agent for a session: the claim and lease a runner needs, and folds."""
+
+    id = models.CharField(primary_key=True, max_length=40)
+    session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="operations")
+    kind = models.CharField(max_length=16, default="prompt")
+    created_at = models.DateTimeField()
+    # Folds of the records, written with each append.
+    record_count = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=16, null=True, blank=True)  # set by operation_finished
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Who runs it. ``fencing`` grows with every claim; each fenced write checks it.
+    lease_owner = models.CharField(max_length=200, null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    fencing = models.PositiveBigIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)  # claims so far: a crash loop shows here
+    # Set when the runner hands an open dispatch to the recovery inbox: no lease while parked.
+    parked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=Q(outcome__isnull=True),
+                name="one_unfinished_operation_per_session",
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["lease_expires_at"],
+                condition=Q(outcome__isnull=True),
+                name="operation_claimable",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.outcome or 'unfinished'})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.outcome is not None
+
+    @property
+    def is_parked(self) -> bool:
+        return self.outcome is None and self.parked_at is not None
+
+
+class OperationRecord(AppendOnlyModel):
+    """An Operation Journal record; ``payload`` is the whole record as JSON."""
+
+    operation = models.ForeignKey(Operation, on_delete=models.CASCADE, related_name="records")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=32)
+    payload = models.JSONField()
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["operation", "seq"], name="record_seq_per_operation")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation_id}#{self.seq} {self.type}"
+
+    def to_journal(self) -> JournalRecord:
+        return parse_record(self.payload)

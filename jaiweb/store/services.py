@@ -1,0 +1,311 @@
+"""Writes to the two journals. Each service is one transaction: all of it commits, or nothing.
+
+Writes from web requests (prompts, navigation, stop, approvals) hold no lease; they lock
+the session or operation row and check its state. A runner's writes go through
+``run_append`` with its fencing number (see ``leases``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from jaiweb.store.appends import append_entries, append_records
+from jaiweb.store.errors import (
+    InvalidEntry,
+    LeaseLost,
+    OperationNotFound,
+    OperationStateConflict,
+    PromptTooLong,
+    SessionBusy,
+    SessionNotFound,
+    SessionParked,
+    StaleLeaf,
+)
+from jaiweb.store.ids import new_id
+from jaiweb.store.models import ComicSession, Operation
+from jaiweb.store.selectors import app_state_at, entry_exists, operation_records
+from journal.entries import Entry as JournalEntry
+from journal.entries import MessageEntry, UserMessage
+from journal.errors import UnknownEntry
+from journal.jsonvalues import check_json, check_text
+from journal.navigation import branch_entry_to
+from journal.records import (
+    ApprovalDecided,
+    InputQueued,
+    OperationAccepted,
+    StopRequested,
+)
+from journal.records import Record as JournalRecord
+from journal.recovery import fold_operation
+
+
+def _locked_session(session_id: str) -> ComicSession:
+    session = ComicSession.objects.select_for_update().filter(pk=session_id, deleting=False).first()
+    if session is None:
+        raise SessionNotFound(session_id)
+    return session
+
+
+def _locked_unfinished(session: ComicSession) -> Operation | None:
+    return (
+        Operation.objects.select_for_update().filter(session=session, outcome__isnull=True).first()
+    )
+
+
+def session_create(
+    *,
+    owner: Any,
+    title: str,
+    initial_app_state: dict | None = None,
+    now: datetime | None = None,
+) -> ComicSession:
+    """A new, empty session."""
+    now = now or timezone.now()
+    title = check_text(title.strip())
+    if not title or len(title) > 200:
+        raise InvalidEntry("a title has 1 to 200 characters")
+    state = {"characters": {}, "permission_mode": "ask"} if initial_app_state is None else None
+    if state is None:
+        if not isinstance(initial_app_state, dict):
+            raise InvalidEntry("initial_app_state must be a JSON object")
+        state = check_json(initial_app_state)
+    return ComicSession.objects.create(
+        id=new_id("s"),
+        owner=owner,
+        title=title,
+        initial_app_state=state,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def session_rename(*, session_id: str, title: str) -> ComicSession:
+    title = check_text(title.strip())
+    if not title or len(title) > 200:
+        raise InvalidEntry("a title has 1 to 200 characters")
+    with transaction.atomic():
+        session = _locked_session(session_id)
+        session.title = title
+        session.save(update_fields=["title"])
+    return session
+
+
+def session_delete(*, session_id: str) -> None:
+    """Delete a session and all its facts; refused while it has an unfinished operation."""
+    with transaction.atomic():
+        session = _locked_session(session_id)
+        op = _locked_unfinished(session)
+        if op is not None:
+            raise SessionBusy(session_id, op.id, parked=op.is_parked)
+        # The flag is what lets the append-only triggers release this session's rows.
+        ComicSession.objects.filter(pk=session_id).update(deleting=True)
+        session.refresh_from_db()
+        session.delete()
+
+
+def entry_append(
+    *,
+    session_id: str,
+    entries: Sequence[JournalEntry],
+    expected_leaf_id: str | None,
+    now: datetime | None = None,
+) -> int:
+    """Append entries to an idle session (user edits, imports); returns the new leaf's seq."""
+    with transaction.atomic():
+        session = _locked_session(session_id)
+        op = _locked_unfinished(session)
+        if op is not None:
+            raise SessionBusy(session_id, op.id, parked=op.is_parked)
+        return append_entries(
+            session_id, entries, expected_leaf_id=expected_leaf_id, now=now or timezone.now()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Navigation:
+    leaf_id: str | None
+    app_state: dict
+    branch_entry: JournalEntry | None  # None when the target already was the leaf
+
+
+def session_navigate(
+    *,
+    session_id: str,
+    target_id: str,
+    expected_leaf_id: str | None = None,
+    entry_id: str | None = None,
+    now: datetime | None = None,
+) -> Navigation:
+    """Rewind or fork to any node: append a ``branch`` entry (nothing for the leaf itself)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        session = _locked_session(session_id)
+        op = _locked_unfinished(session)
+        if op is not None:
+            if op.is_parked:
+                raise SessionParked(session_id, op.id)
+            raise SessionBusy(session_id, op.id, parked=False)
+        if expected_leaf_id is not None and expected_leaf_id != session.leaf_id:
+            raise StaleLeaf(session_id, expected_leaf_id, session.leaf_id)
+        if not entry_exists(session=session, entry_id=target_id):
+            raise UnknownEntry(target_id)
+        entry = branch_entry_to(
+            session.leaf_id, target_id, entry_id=entry_id or new_id("e"), now=now
+        )
+        if entry is not None:
+            append_entries(session_id, [entry], expected_leaf_id=session.leaf_id, now=now)
+            session.leaf_id = entry.id
+            session.entry_count += 1
+        return Navigation(session.leaf_id, app_state_at(session=session), entry)
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    operation_id: str
+    queued: bool
+    input_entry_id: str  # the entry the text is (or will be) written under
+
+
+def operation_accept(
+    *,
+    session_id: str,
+    text: str,
+    by: str = "user",
+    now: datetime | None = None,
+) -> Accepted:
+    """A prompt: starts an operation on an idle session, or queues as steering on a running one.
+
+    The user's message entry and ``operation_accepted`` commit together. Two prompts racing
+    for an idle session queue behind the session row's lock: one starts, the other steers.
+    """
+    now = now or timezone.now()
+    limit = settings.JAIWEB_MAX_PROMPT_CHARS
+    if len(text) > limit:
+        raise PromptTooLong(len(text), limit)
+    if not text.strip():
+        raise InvalidEntry("the prompt is empty")
+    check_text(text)
+    with transaction.atomic():
+        session = _locked_session(session_id)
+        op = _locked_unfinished(session)
+        if op is None:
+            op_id, entry_id = new_id("op"), new_id("e")
+            entry = MessageEntry(
+                id=entry_id,
+                parent_id=session.leaf_id,
+                timestamp=now,
+                message=UserMessage(content=text),
+            )
+            append_entries(session_id, [entry], expected_leaf_id=session.leaf_id, now=now)
+            Operation.objects.create(id=op_id, session=session, kind="prompt", created_at=now)
+            accepted = OperationAccepted(
+                operation_id=op_id,
+                timestamp=now,
+                input_entry_id=entry_id,
+                start_leaf_id=session.leaf_id,
+            )
+            append_records(op_id, [accepted], fencing=None, now=now)
+            return Accepted(op_id, queued=False, input_entry_id=entry_id)
+        if op.is_parked:
+            raise SessionParked(session_id, op.id)
+        queued = InputQueued(
+            operation_id=op.id,
+            timestamp=now,
+            input_id=new_id("in"),
+            input_entry_id=new_id("e"),
+            text=text,
+        )
+        append_records(op.id, [queued], fencing=None, now=now)
+        return Accepted(op.id, queued=True, input_entry_id=queued.input_entry_id)
+
+
+def _locked_running(operation_id: str) -> Operation:
+    op = Operation.objects.select_for_update().filter(pk=operation_id).first()
+    if op is None:
+        raise OperationNotFound(operation_id)
+    if op.outcome is not None:
+        raise OperationStateConflict(f"operation {operation_id!r} is finished ({op.outcome})")
+    return op
+
+
+def operation_stop_request(*, operation_id: str, by: str, now: datetime | None = None) -> None:
+    """Ask the run to stop at its next safe point; refused unless it is running."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        op = _locked_running(operation_id)
+        if op.is_parked:
+            raise SessionParked(op.session_id, op.id)
+        if fold_operation(operation_records(operation_id=op.id)).stop is not None:
+            return  # asked already: stopping twice is stopping once
+        append_records(
+            op.id, [StopRequested(operation_id=op.id, timestamp=now, by=by)], fencing=None, now=now
+        )
+
+
+def operation_approval_decide(
+    *,
+    operation_id: str,
+    tool_call_id: str,
+    decision: str,
+    by: str,
+    auto_from_now: bool = False,
+    now: datetime | None = None,
+) -> None:
+    """Record a decision for a call that is awaiting one; refused otherwise."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        op = _locked_running(operation_id)
+        log = fold_operation(operation_records(operation_id=op.id))
+        call = log.calls.get(tool_call_id)
+        if call is None or call.approval != "pending":
+            raise OperationStateConflict(f"call {tool_call_id!r} is not awaiting a decision")
+        record = ApprovalDecided(
+            operation_id=op.id,
+            timestamp=now,
+            tool_call_id=tool_call_id,
+            decision=decision,
+            auto_from_now=auto_from_now,
+            by=by,
+        )
+        append_records(op.id, [record], fencing=None, now=now)
+
+
+def run_append(
+    *,
+    operation_id: str,
+    fencing: int,
+    records: Sequence[JournalRecord] = (),
+    entries: Sequence[JournalEntry] = (),
+    expected_leaf_id: str | None = None,
+    now: datetime | None = None,
+) -> None:
+    """A runner's write: entries and records of its run in one transaction, fenced.
+
+    Refused with ``LeaseLost`` when another runner has claimed the operation since, and
+    then nothing is written. Locks the session row before the operation row, in the same
+    order as the web's writes, so the two never deadlock.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        if entries:
+            session_id = (
+                Operation.objects.filter(pk=operation_id).values_list("session_id", flat=True)
+            ).first()
+            if session_id is None:
+                raise OperationNotFound(operation_id)
+            append_entries(session_id, entries, expected_leaf_id=expected_leaf_id, now=now)
+        if records:
+            append_records(operation_id, records, fencing=fencing, now=now)
+        elif not (
+            Operation.objects.select_for_update()
+            .filter(pk=operation_id, fencing=fencing, outcome__isnull=True)
+            .exists()
+        ):
+            raise LeaseLost(operation_id, fencing)
