@@ -203,6 +203,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "jaiweb.store",
+    "jaiweb.render",
     "jaiweb.studio",
 ]
 
@@ -247,3 +248,6 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# Rendered panels. Served by the studio's own views, only to whoever may see them.
+MEDIA_ROOT = Path(env_str("JAIWEB_MEDIA_ROOT") or BASE_DIR / "media")

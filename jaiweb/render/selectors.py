@@ -1,0 +1,48 @@
+"""Reads of the render service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
+
+
+def render_job_lookup(*, key: str) -> dict[str, Any] | None:
+    """What happened under a key: for an admin deciding about a parked tool call."""
+    job = RenderJob.objects.filter(key=key).first()
+    if job is None:
+        return None
+    charge = LedgerEntry.objects.filter(kind="charge", job_key=key).first()
+    return {
+        "key": job.key,
+        "status": job.status,
+        "params": job.params,
+        "backend": job.backend,
+        "attempts": job.attempts,
+        "result": job.result,
+        "error": job.error,
+        "created_at": job.created_at,
+        "finished_at": job.finished_at,
+        "charged": -charge.amount if charge else 0,
+    }
+
+
+def wallet_balance(*, user: Any) -> int | None:
+    """None for a user who never had a wallet (they will get the welcome credits)."""
+    return Wallet.objects.filter(user=user).values_list("balance", flat=True).first()
+
+
+def ledger_for(*, user: Any, limit: int = 200) -> list[LedgerEntry]:
+    return list(
+        LedgerEntry.objects.filter(wallet__user=user).order_by("-created_at", "-id")[:limit]
+    )
+
+
+def image_for_viewer(*, image_id: str, viewer: Any) -> Image | None:
+    """The image if this viewer may see it: its owner, or anyone once it is published."""
+    image = Image.objects.filter(pk=image_id).first()
+    if image is None:
+        return None
+    if image.published_at is not None or (viewer is not None and image.user_id == viewer.pk):
+        return image
+    return None

@@ -1,0 +1,229 @@
+"""The render service: credits and idempotent renders with Stripe's key semantics.
+
+The first request under a key renders, charges and stores its result in one
+transaction; a repeat with the same parameters gets that result again with no new
+charge; the same key with other parameters is refused; a repeat while the first is
+still rendering is told "in progress", unless the first one's lease has run out (it
+crashed mid-render), when the repeat takes the job over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
+from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.renderers import LocalRenderer, OpenAIImageRenderer, Renderer
+
+PANEL_COST = 10
+WELCOME_CREDITS = 100
+RENDER_LEASE_SECONDS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class RenderResult:
+    key: str
+    image_id: str
+    content_type: str
+    backend: str
+    replayed: bool  # True: an earlier request's stored result, no new charge
+
+
+def renderer_for_settings() -> Renderer:
+    if settings.JAIWEB_IMAGE_BACKEND == "openai":
+        return OpenAIImageRenderer(
+            base_url=settings.JAIWEB_LLM_BASE_URL, api_key=settings.JAIWEB_LLM_API_KEY
+        )
+    return LocalRenderer()
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    text = json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _locked_wallet(user: Any, now: datetime) -> Wallet:
+    wallet = Wallet.objects.select_for_update().filter(user=user).first()
+    if wallet is None:
+        wallet = Wallet.objects.create(user=user, balance=WELCOME_CREDITS, updated_at=now)
+        LedgerEntry.objects.create(
+            wallet=wallet,
+            kind="welcome",
+            amount=WELCOME_CREDITS,
+            balance_after=WELCOME_CREDITS,
+            created_at=now,
+        )
+    return wallet
+
+
+def wallet_get_or_create(*, user: Any, now: datetime | None = None) -> Wallet:
+    """The user's wallet; a new one starts with the welcome credits."""
+    with transaction.atomic():
+        return _locked_wallet(user, now or timezone.now())
+
+
+def _move(
+    wallet: Wallet, *, kind: str, amount: int, now: datetime, key: str | None = None, note: str = ""
+) -> LedgerEntry:
+    wallet.balance += amount
+    wallet.updated_at = now
+    wallet.save(update_fields=["balance", "updated_at"])
+    return LedgerEntry.objects.create(
+        wallet=wallet,
+        kind=kind,
+        amount=amount,
+        balance_after=wallet.balance,
+        job_key=key,
+        note=note,
+        created_at=now,
+    )
+
+
+def credits_grant(
+    *, user: Any, amount: int, note: str = "", now: datetime | None = None
+) -> LedgerEntry:
+    """Add credits (an admin's grant)."""
+    if amount <= 0:
+        raise ValueError("a grant adds at least 1 credit")
+    now = now or timezone.now()
+    with transaction.atomic():
+        return _move(
+            _locked_wallet(user, now), kind="grant", amount=amount, now=now, note=note[:200]
+        )
+
+
+def render_request(
+    *,
+    user: Any,
+    key: str,
+    params: dict[str, Any],
+    renderer: Renderer | None = None,
+    cost: int = PANEL_COST,
+    now: datetime | None = None,
+) -> RenderResult:
+    """Render a panel under an idempotency key (see the module docstring for the rules)."""
+    renderer = renderer or renderer_for_settings()
+    digest = params_hash(params)
+    start = now or timezone.now()
+    with transaction.atomic():
+        wallet = _locked_wallet(user, start)
+        job = RenderJob.objects.select_for_update().filter(key=key).first()
+        if job is not None:
+            if job.user_id != user.pk or job.params_hash != digest:
+                raise KeyReused(key)
+            if job.status == RenderJob.SUCCEEDED:
+                return _result(job, replayed=True)
+            if job.status == RenderJob.FAILED:
+                raise RenderFailed(key, job.error)
+            if job.lease_expires_at and job.lease_expires_at > start:
+                raise RenderInProgress(key)
+            job.attempts += 1  # the holder crashed mid-render: take the job over
+            job.lease_expires_at = start + timedelta(seconds=RENDER_LEASE_SECONDS)
+            job.save(update_fields=["attempts", "lease_expires_at"])
+        else:
+            if wallet.balance < cost:
+                raise InsufficientCredits(wallet.balance, cost)
+            job = RenderJob.objects.create(
+                key=key,
+                user=user,
+                params=params,
+                params_hash=digest,
+                backend=renderer.name,
+                cost=cost,
+                status=RenderJob.IN_PROGRESS,
+                created_at=start,
+                lease_expires_at=start + timedelta(seconds=RENDER_LEASE_SECONDS),
+            )
+        attempt = job.attempts
+
+    try:
+        image = renderer.render(params)
+    except Exception as exc:  # the backend's failure is stored: a repeat gets the same answer
+        reason = f"{type(exc).__name__}: {exc}"[:500]
+        with transaction.atomic():
+            RenderJob.objects.filter(
+                key=key, attempts=attempt, status=RenderJob.IN_PROGRESS
+            ).update(
+                status=RenderJob.FAILED,
+                error=reason,
+                finished_at=timezone.now(),
+                lease_expires_at=None,
+            )
+        raise RenderFailed(key, reason) from exc
+
+    done = timezone.now() if now is None else now
+    image_id = f"img_{uuid.uuid4().hex[:20]}"
+    relative = Path("panels") / str(user.pk) / f"{image_id}.{image.extension}"
+    _write_file(Path(settings.MEDIA_ROOT) / relative, image.data)
+    with transaction.atomic():
+        wallet = _locked_wallet(user, done)
+        job = RenderJob.objects.select_for_update().get(key=key)
+        if job.status == RenderJob.SUCCEEDED:
+            return _result(job, replayed=True)
+        if job.status != RenderJob.IN_PROGRESS or job.attempts != attempt:
+            raise RenderInProgress(key)  # another request took the job over meanwhile
+        if wallet.balance < job.cost:
+            job.status, job.error = RenderJob.FAILED, "not enough credits when the render finished"
+            job.finished_at, job.lease_expires_at = done, None
+            job.save()
+            raise InsufficientCredits(wallet.balance, job.cost)
+        Image.objects.create(
+            id=image_id,
+            user=user,
+            job=job,
+            path=str(relative),
+            content_type=image.content_type,
+            created_at=done,
+        )
+        _move(wallet, kind="charge", amount=-job.cost, now=done, key=key, note=f"panel {image_id}")
+        job.status = RenderJob.SUCCEEDED
+        job.result = {
+            "image_id": image_id,
+            "content_type": image.content_type,
+            "backend": renderer.name,
+        }
+        job.finished_at, job.lease_expires_at = done, None
+        job.save()
+        return _result(job, replayed=False)
+
+
+def _result(job: RenderJob, *, replayed: bool) -> RenderResult:
+    return RenderResult(
+        key=job.key,
+        image_id=job.result["image_id"],
+        content_type=job.result["content_type"],
+        backend=job.result["backend"],
+        replayed=replayed,
+    )
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write durably (temp file, fsync, rename) before the charge commits."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def image_publish(*, image_id: str, now: datetime | None = None) -> Image:
+    """Make a panel public (it was posted to the feed)."""
+    with transaction.atomic():
+        image = Image.objects.select_for_update().get(pk=image_id)
+        if image.published_at is None:
+            image.published_at = now or timezone.now()
+            image.save(update_fields=["published_at"])
+        return image
