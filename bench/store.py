@@ -1,0 +1,655 @@
+"""Benchmark of the Django store (not a test: it prints figures, it asserts nothing).
+
+    .venv/bin/python bench/store.py                      # SQLite, then PostgreSQL
+    .venv/bin/python bench/store.py --backend sqlite     # one backend (a child process)
+
+Django settings are per process, so the default run starts itself once per backend with
+``--backend``; each child sets DATABASE_URL before ``django.setup()`` and migrates a
+scratch database: a temp SQLite file (WAL, synchronous=FULL, BEGIN IMMEDIATE: the
+product's settings), and a PostgreSQL database ``jaiweb_bench`` (created, then dropped).
+
+Workloads, per backend:
+* durable appends: ``services.entry_append`` with one entry per call (one transaction,
+  naming the previous leaf), 2,000 appends on a fresh session per run, next to a raw
+  driver loop in the same run doing the same single-row INSERT + COMMIT on a table of
+  the same shape (stdlib ``sqlite3`` with WAL/FULL; ``psycopg``) — target: product's time
+  per append <= 1.5x the raw floor's. Also: the SQL statements one ``entry_append``
+  sends, and a cProfile top-10 when the ratio misses the target;
+* loads at depth 10,000 in a 100,000-entry session (a main line of 10,000 entries to
+  the leaf, 9,000 side branches of 10 entries, an app_state every 9th entry, bulk
+  inserted): ``branch_rows``, ``app_state_from_branch`` on it, ``app_state_at`` —
+  target <= 50 ms;
+* bytes on disk per entry for realistic entries (Chinese prompts, assistant messages
+  with tool calls, tool results, app_state, branch entries): SQLite file + WAL after a
+  checkpoint; PostgreSQL ``pg_total_relation_size('store_entry')``.
+Each timing is the median of several runs; product and raw runs alternate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from journal.entries import (  # noqa: E402
+    AppStateEntry,
+    AssistantMessage,
+    BranchEntry,
+    MessageEntry,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    entry_to_dict,
+)
+
+PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
+PG_DB = "jaiweb_bench"
+T0 = datetime(2026, 11, 29, tzinfo=UTC)
+
+PROMPTS = [
+    "画第{n}格：猪猪侠站在屋顶上看日落",
+    "让波比生气一点，再画一格",
+    "超人强用一招旋风腿，把怪兽踢飞",
+    "这一格要下雨，气氛紧张一些",
+    "把菲菲加进来，她刚从学校回来",
+    "镜头拉远，画城市的夜景",
+]
+CHARACTERS = ["猪猪侠", "波比", "超人强", "菲菲"]
+
+
+def realistic(i: int, eid: str, parent: str | None, ts: datetime):
+    """The i-th entry of a realistic 9-entry cycle; an app_state is the 8th of each cycle."""
+    n = i // 9 + 1
+    pos = i % 9
+    if pos in (0, 4):
+        text = PROMPTS[(i // 4) % len(PROMPTS)].format(n=n)
+        msg = UserMessage(content=text)
+        return MessageEntry(id=eid, parent_id=parent, timestamp=ts, message=msg)
+    if pos == 1:
+        call = ToolCall(
+            id=f"call_{i}",
+            name="generate_image",
+            arguments={
+                "prompt": f"猪猪侠站在屋顶上，夕阳，漫画风格，第{n}格",
+                "style": "manga",
+                "panel": n,
+                "size": "1024x1024",
+            },
+        )
+        msg = AssistantMessage(
+            content=f"好的，我来画第{n}格。",
+            tool_calls=[call],
+            stop_reason="tool_use",
+            usage=Usage(input_tokens=1800 + i % 500, output_tokens=64),
+        )
+        return MessageEntry(id=eid, parent_id=parent, timestamp=ts, message=msg)
+    if pos == 2:
+        msg = ToolResultMessage(
+            tool_call_id=f"call_{i - 1}",
+            tool_name="generate_image",
+            content=f"第{n}格已生成。",
+            details={
+                "image": f"/media/panels/s_3f2a9c0d1e/{n}.png",
+                "seed": 1_000_003 * i % 2**31,
+                "credits_spent": 4,
+                "idempotency_key": f"k_{i:032x}",
+            },
+        )
+        return MessageEntry(id=eid, parent_id=parent, timestamp=ts, message=msg)
+    if pos in (3, 8):
+        msg = AssistantMessage(
+            content=(
+                f"第{n}格画好了：猪猪侠站在屋顶上，夕阳把他的影子拉得很长。"
+                "要不要给他加一个「勇气」buff，让下一格更有气势？"
+            ),
+            stop_reason="stop",
+            usage=Usage(input_tokens=2100 + i % 500, output_tokens=120),
+        )
+        return MessageEntry(id=eid, parent_id=parent, timestamp=ts, message=msg)
+    if pos == 5:
+        call = ToolCall(
+            id=f"call_{i}",
+            name="update_character",
+            arguments={"name": "猪猪侠", "buff": f"勇气+{n % 5}", "skill": "超级棒棒糖"},
+        )
+        msg = AssistantMessage(
+            content="给猪猪侠加上勇气。",
+            tool_calls=[call],
+            stop_reason="tool_use",
+            usage=Usage(input_tokens=2000 + i % 500, output_tokens=40),
+        )
+        return MessageEntry(id=eid, parent_id=parent, timestamp=ts, message=msg)
+    if pos == 6:
+        msg = ToolResultMessage(
+            tool_call_id=f"call_{i - 1}",
+            tool_name="update_character",
+            content=f"猪猪侠：buff=勇气+{n % 5}",
+        )
+        return MessageEntry(id=eid, parent_id=parent, timestamp=ts, message=msg)
+    value = {
+        "characters": {
+            "猪猪侠": {"buff": f"勇气+{n % 5}", "skill": "超级棒棒糖", "mood": "兴奋"},
+            "波比": {"buff": "智慧", "skill": "发明", "mood": "专注"},
+            "超人强": {"buff": "力量", "skill": "旋风腿", "mood": "骄傲"},
+        },
+        "permission_mode": "ask",
+        "style": "manga",
+    }
+    return AppStateEntry(id=eid, parent_id=parent, timestamp=ts, value=value)
+
+
+def chain_entries(prefix: str, count: int) -> list:
+    """``count`` realistic entries on one line from the root."""
+    out, parent = [], None
+    for i in range(count):
+        entry = realistic(i, f"{prefix}{i}", parent, T0 + timedelta(milliseconds=i))
+        out.append(entry)
+        parent = entry.id
+    return out
+
+
+def big_session_entries(depth: int, side_branches: int, side_len: int) -> list:
+    """Main line m0..m{depth-1} (the leaf), then side branches each opened by a branch entry."""
+    entries = chain_entries("m", depth)
+    leaf = entries[-1].id
+    ts = T0 + timedelta(days=1)
+    for k in range(side_branches):
+        fork = f"m{(k * 7919) % depth}"
+        branch = BranchEntry(id=f"b{k}", parent_id=fork, timestamp=ts, from_id=leaf)
+        entries.append(branch)
+        parent = branch.id
+        for j in range(side_len - 1):
+            entry = realistic(j, f"s{k}_{j}", parent, ts)
+            entries.append(entry)
+            parent = entry.id
+        leaf = parent
+    return entries
+
+
+def timed(fn, repeat: int) -> float:
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
+
+
+def short_sql(sql: str, width: int = 96) -> str:
+    sql = re.sub(r"\s+", " ", sql).strip()
+    return sql if len(sql) <= width else sql[: width - 3] + "..."
+
+
+# --- raw driver floors ------------------------------------------------------------
+
+
+def raw_rows(entries: list, session_id: str) -> list[tuple]:
+    return [
+        (
+            session_id,
+            pos + 1,
+            e.id,
+            e.parent_id,
+            e.type,
+            json.dumps(entry_to_dict(e), ensure_ascii=False),
+            e.timestamp,
+        )
+        for pos, e in enumerate(entries)
+    ]
+
+
+class RawSqlite:
+    """stdlib sqlite3 on a copy of store_entry's DDL in its own file, WAL + synchronous=FULL."""
+
+    def __init__(self, path: Path, ddl: list[str]) -> None:
+        self.conn = sqlite3.connect(path)  # legacy isolation: implicit BEGIN before the INSERT
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+        for stmt in ddl:
+            self.conn.execute(stmt)
+        self.conn.commit()
+
+    def run(self, rows: list[tuple]) -> None:
+        conn = self.conn
+        sql = (
+            "INSERT INTO raw_entry (session_id, seq, entry_id, parent_id, type, payload, "
+            "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        )
+        for sid, seq, eid, parent, type_, payload, ts in rows:
+            conn.execute(sql, (sid, seq, eid, parent, type_, payload, ts.isoformat()))
+            conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class RawPostgres:
+    """psycopg on ``raw_entry (LIKE store_entry INCLUDING ALL)``: one INSERT + COMMIT a row."""
+
+    def __init__(self, dbname: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=dbname)
+        self.conn.execute("CREATE TABLE raw_entry (LIKE store_entry INCLUDING ALL)")
+        self.conn.commit()
+
+    def run(self, rows: list[tuple]) -> None:
+        conn = self.conn
+        sql = (
+            "INSERT INTO raw_entry (session_id, seq, entry_id, parent_id, type, payload, "
+            "timestamp) VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s)"
+        )
+        for row in rows:
+            conn.execute(sql, row)
+            conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# --- one backend, in its own process ------------------------------------------------
+
+
+def pg_admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
+    ) as conn:
+        conn.execute(sql)
+
+
+def run_backend(backend: str, args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-"))
+    db_file = tmp / "bench.sqlite3"
+    if backend == "sqlite":
+        os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
+    else:
+        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB}")
+        pg_admin(f"CREATE DATABASE {PG_DB}")
+        os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}"
+    os.environ["DEBUG"] = "0"  # no query log on every cursor; counted below on purpose
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        _bench(backend, args, db_file, tmp)
+    finally:
+        if backend == "postgresql":
+            from django.db import connections
+
+            connections.close_all()
+            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> None:
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+
+    from jaiweb.store.models import ComicSession, Entry
+    from jaiweb.store.selectors import (
+        app_state_at,
+        app_state_from_branch,
+        branch_rows,
+        session_get,
+    )
+    from jaiweb.store.services import entry_append, session_create
+
+    owner = get_user_model().objects.create(username="bench")
+    connection.ensure_connection()
+    if backend == "sqlite":
+        with connection.cursor() as cur:
+            mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
+            sync = cur.execute("PRAGMA synchronous").fetchone()[0]
+        print(
+            f"  sqlite {sqlite3.sqlite_version}, file {db_file} "
+            f"(journal_mode={mode}, synchronous={sync}, BEGIN IMMEDIATE)"
+        )
+    else:
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit')"
+            )
+            version, fsync, sync = cur.fetchone()
+        print(f"  {version.split(' on ')[0]}, fsync={fsync}, synchronous_commit={sync}")
+
+    # 1. durable appends: the product next to the raw driver floor -------------------
+    n, runs = args.appends, args.runs
+    if backend == "sqlite":
+        with connection.cursor() as cur:
+            ddl = [
+                r[0].replace('"store_entry"', '"raw_entry"')
+                for r in cur.execute(
+                    "SELECT sql FROM sqlite_master WHERE tbl_name = 'store_entry' "
+                    "AND type IN ('table', 'index') AND sql IS NOT NULL ORDER BY type = 'index'"
+                ).fetchall()
+            ]
+        raw = RawSqlite(tmp / "raw.sqlite3", ddl)
+        raw_name = "stdlib sqlite3, INSERT + commit()"
+    else:
+        raw = RawPostgres(PG_DB)
+        raw_name = "psycopg, INSERT + commit()"
+
+    def product_run(entries: list) -> float:
+        session = session_create(owner=owner, title="bench appends")
+        leaf = None
+        start = time.perf_counter()
+        for e in entries:
+            entry_append(session_id=session.id, entries=[e], expected_leaf_id=leaf)
+            leaf = e.id
+        return time.perf_counter() - start
+
+    product_times, raw_times = [], []
+    for r in range(runs):
+        entries = chain_entries(f"r{r}_", n)
+        rows = raw_rows(entries, f"s_raw{r}")
+        start = time.perf_counter()
+        raw.run(rows)
+        raw_times.append(time.perf_counter() - start)
+        product_times.append(product_run(entries))
+    raw.close()
+    t_product, t_raw = statistics.median(product_times), statistics.median(raw_times)
+    ratio = t_product / t_raw
+    print(f"  durable appends, {n:,} one-entry transactions, median of {runs} runs:")
+    print(
+        f"    product entry_append: {n / t_product:8.0f} appends/s "
+        f"({t_product / n * 1e3:.3f} ms each)"
+    )
+    print(f"    raw {raw_name}: {n / t_raw:8.0f} rows/s ({t_raw / n * 1e3:.3f} ms each)")
+    print(
+        f"    ratio product/raw time per append: {ratio:.2f}x   (target <= 1.5x) "
+        f"{'met' if ratio <= 1.5 else 'MISSED'}"
+    )
+
+    # what one entry_append sends to the database
+    session = session_create(owner=owner, title="bench statements")
+    first, second = chain_entries("q", 2)
+    entry_append(session_id=session.id, entries=[first], expected_leaf_id=None)
+    statements = _statements_of(
+        backend,
+        connection,
+        lambda: entry_append(session_id=session.id, entries=[second], expected_leaf_id=first.id),
+    )
+    print(f"  SQL statements sent by one entry_append: {len(statements)}")
+    for sql in statements:
+        print(f"    {short_sql(sql)}")
+
+    if ratio > 1.5:
+        _where_time_goes(backend, connection, owner, entry_append, session_create)
+
+    # 2. loads at depth 10,000 in a 100,000-entry session ------------------------------
+    size_before = _sqlite_bytes(connection, db_file) if backend == "sqlite" else 0
+    depth, sides, side_len = args.depth, args.side_branches, 10
+    t = time.perf_counter()
+    big = big_session_entries(depth, sides, side_len)
+    session = session_create(owner=owner, title="bench 100k")
+    with transaction.atomic():
+        Entry.objects.bulk_create(
+            (
+                Entry(
+                    session_id=session.id,
+                    seq=pos + 1,
+                    entry_id=e.id,
+                    parent_id=e.parent_id,
+                    type=e.type,
+                    payload=entry_to_dict(e),
+                    timestamp=e.timestamp,
+                )
+                for pos, e in enumerate(big)
+            ),
+            batch_size=2000,
+        )
+        ComicSession.objects.filter(pk=session.id).update(
+            leaf_id=f"m{depth - 1}", entry_count=len(big)
+        )
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE store_entry")  # what autovacuum would have done by now
+    build = time.perf_counter() - t
+    print(
+        f"  built a {len(big):,}-entry session in {build:.1f} s (bulk insert): main line "
+        f"{depth:,} deep to the leaf, {sides:,} side branches of {side_len}"
+    )
+    session = session_get(session_id=session.id)
+    rows = branch_rows(session=session)
+    branch = [r.entry for r in rows]
+    t_branch = timed(lambda: branch_rows(session=session), args.repeat)
+    t_parse = _parse_share(lambda: branch_rows(session=session), args.repeat)
+    t_from = timed(lambda: app_state_from_branch(session, branch), args.repeat)
+    t_at = timed(lambda: app_state_at(session=session), args.repeat)
+    print(f"  loads at depth {len(rows):,}, median of {args.repeat}   (target <= 50 ms):")
+    print(
+        f"    branch_rows:                    {t_branch * 1e3:8.2f} ms  (of which pydantic "
+        f"parse of the {len(rows):,} payloads {t_parse * 1e3:.2f} ms, SQL walk + fetch the rest)"
+    )
+    print(f"    app_state_from_branch on it:    {t_from * 1e3:8.2f} ms")
+    print(f"    branch + its app state:         {(t_branch + t_from) * 1e3:8.2f} ms")
+    print(f"    app_state_at (walks up to the nearest app_state): {t_at * 1e3:.3f} ms")
+
+    # 3. bytes on disk per entry -------------------------------------------------------
+    kinds: dict[str, int] = {}
+    for e in big:
+        key = e.type if e.type != "message" else e.message.role
+        kinds[key] = kinds.get(key, 0) + 1
+    mix = ", ".join(f"{k} {v:,}" for k, v in sorted(kinds.items()))
+    payload = sum(len(json.dumps(entry_to_dict(e), ensure_ascii=False).encode()) for e in big)
+    total_entries = Entry.objects.count()
+    if backend == "sqlite":
+        size = _sqlite_bytes(connection, db_file)
+        print(
+            f"  bytes on disk per entry: {size / total_entries:.0f}  "
+            f"(file + WAL after a checkpoint {size:,} B / {total_entries:,} entries); "
+            f"the 100k build alone: {(size - size_before) / len(big):.0f} B/entry"
+        )
+    else:
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT pg_total_relation_size('store_entry'), pg_relation_size('store_entry'),"
+                " pg_indexes_size('store_entry')"
+            )
+            size, heap, indexes = cur.fetchone()
+        print(
+            f"  bytes on disk per entry: {size / total_entries:.0f}  "
+            f"(pg_total_relation_size('store_entry') {size:,} B / {total_entries:,} entries; "
+            f"heap {heap:,}, indexes {indexes:,})"
+        )
+    print(f"    mix of the 100k session: {mix}; JSON payload {payload / len(big):.0f} B/entry")
+
+
+def _where_time_goes(backend: str, connection, owner, entry_append, session_create) -> None:
+    """300 appends timed statement by statement, then the same under cProfile."""
+    count = 300
+    labels: dict[str, list[float]] = {}
+
+    def label(sql: str) -> str:
+        words = re.sub(r'["`]', "", sql).split()
+        verb = words[0].upper()
+        if verb == "SELECT":
+            table = words[words.index("FROM") + 1] if "FROM" in words else "?"
+            return f"SELECT {table}" + (" FOR UPDATE" if "UPDATE" in words[-3:] else "")
+        if verb == "INSERT":
+            return f"INSERT {words[2]}"
+        if verb == "UPDATE":
+            return f"UPDATE {words[1]}"
+        return " ".join(words[:2]) if verb == "BEGIN" else verb
+
+    def timing(execute, sql, params, many, context):
+        t = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            labels.setdefault(label(sql), []).append(time.perf_counter() - t)
+
+    def appends(session, prefix: str) -> float:
+        entries = chain_entries(prefix, count)
+        leaf = None
+        start = time.perf_counter()
+        for e in entries:
+            entry_append(session_id=session.id, entries=[e], expected_leaf_id=leaf)
+            leaf = e.id
+        return time.perf_counter() - start
+
+    commit_times: list[float] = []
+    real_commit = connection._commit
+
+    def timed_commit():
+        t = time.perf_counter()
+        try:
+            return real_commit()
+        finally:
+            commit_times.append(time.perf_counter() - t)
+
+    session = session_create(owner=owner, title="bench where the time goes")
+    connection._commit = timed_commit  # this connection only, undone below
+    try:
+        with connection.execute_wrapper(timing):
+            total = appends(session, "w")
+    finally:
+        del connection._commit
+    per = total / count * 1e3
+    print(f"  where the time goes: {count} appends, {per:.3f} ms each, per append:")
+    parts = [*labels.items(), ("COMMIT (the durable write)", commit_times)]
+    accounted = 0.0
+    for name, times in parts:
+        ms = sum(times) / count * 1e3
+        accounted += ms
+        print(f"    {name:<42} {ms:7.3f} ms  ({len(times) / count:g} per append)")
+    print(f"    {'Python (Django ORM, pydantic, the service)':<42} {per - accounted:7.3f} ms")
+
+    session = session_create(owner=owner, title="bench profile")
+    prof = cProfile.Profile()
+    prof.enable()
+    appends(session, "p")
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(14)
+    lines = [ln for ln in out.getvalue().splitlines() if ln.strip()]
+    head = next(i for i, ln in enumerate(lines) if "ncalls" in ln)
+    total_line = next(ln for ln in lines if "function calls" in ln).strip()
+    print(f"  cProfile of {count} appends ({total_line}), top 14 by cumulative time:")
+    for ln in lines[head : head + 15]:
+        print(f"    {ln.replace(str(ROOT) + '/', '').replace(sys.prefix + '/', '')[:150]}")
+
+
+def _parse_share(fn, repeat: int) -> float:
+    """Median time ``selectors._parse`` takes inside ``fn`` (wrapped in this process only)."""
+    from jaiweb.store import selectors
+
+    real = selectors._parse
+    spent: list[float] = []
+
+    def timed_parse(rows):
+        t = time.perf_counter()
+        try:
+            return real(rows)
+        finally:
+            spent.append(time.perf_counter() - t)
+
+    selectors._parse = timed_parse
+    try:
+        for _ in range(repeat):
+            fn()
+    finally:
+        selectors._parse = real
+    return statistics.median(spent)
+
+
+def _sqlite_bytes(connection, db_file: Path) -> int:
+    with connection.cursor() as cur:
+        cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    wal = db_file.with_name(db_file.name + "-wal")
+    return db_file.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def _statements_of(backend: str, connection, fn) -> list[str]:
+    """Every statement the driver sends during ``fn``, BEGIN and COMMIT included."""
+    raw = connection.connection
+    if backend == "sqlite":
+        seen: list[str] = []
+        raw.set_trace_callback(seen.append)
+        try:
+            fn()
+        finally:
+            raw.set_trace_callback(None)
+        return seen
+    from psycopg import pq
+
+    with tempfile.TemporaryFile() as trace:
+        raw.pgconn.trace(trace.fileno())
+        raw.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            fn()
+        finally:
+            raw.pgconn.untrace()
+        trace.seek(0)
+        lines = trace.read().decode(errors="replace").splitlines()
+    out = []
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) >= 4 and parts[0] == "F" and parts[2] in ("Query", "Parse"):
+            out.append(parts[3].strip())
+    return out
+
+
+# --- the default run: one child per backend -------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--depth", type=int, default=10_000)
+    parser.add_argument("--side-branches", type=int, default=9_000)
+    parser.add_argument("--repeat", type=int, default=11)
+    args = parser.parse_args()
+    if args.backend:
+        run_backend(args.backend, args)
+        return
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(
+        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
+        f"load {os.getloadavg()[0]:.1f}; medians of repeated runs"
+    )
+    print(
+        f"workload: {args.appends:,} appends x {args.runs} runs per side; a "
+        f"{args.depth + args.side_branches * 10:,}-entry session, leaf at depth {args.depth:,}"
+    )
+    passthrough = [
+        f"--appends={args.appends}",
+        f"--runs={args.runs}",
+        f"--depth={args.depth}",
+        f"--side-branches={args.side_branches}",
+        f"--repeat={args.repeat}",
+    ]
+    for backend in ("sqlite", "postgresql"):
+        print(f"\n[{backend}]", flush=True)
+        subprocess.run([sys.executable, __file__, "--backend", backend, *passthrough], check=False)
+
+
+if __name__ == "__main__":
+    main()
