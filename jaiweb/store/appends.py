@@ -10,27 +10,128 @@ number in that same UPDATE.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import datetime
+from typing import Any
 
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 
 from jaiweb.store.errors import (
     InvalidEntry,
     LeaseLost,
     OperationNotFound,
     OperationStateConflict,
+    SessionBusy,
     SessionNotFound,
     StaleLeaf,
 )
-from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
+from jaiweb.store.models import ComicSession, Operation, OperationRecord
 from journal.entries import Entry as JournalEntry
-from journal.entries import entry_to_dict
 from journal.records import OperationFinished, record_to_dict
 from journal.records import Record as JournalRecord
 
 
-def _null_safe_eq() -> str:
-    return "IS" if connection.vendor == "sqlite" else "IS NOT DISTINCT FROM"
+def db_datetime(value: datetime) -> Any:
+    """A datetime as the ORM itself would store it (raw SQL must not use another format)."""
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+_IDLE = (
+    " AND NOT EXISTS (SELECT 1 FROM store_operation o"
+    " WHERE o.session_id = %(sid)s AND o.outcome IS NULL)"
+)
+_FIRST_CHILD = (
+    "NOT EXISTS (SELECT 1 FROM store_entry c"
+    " WHERE c.session_id = %(sid)s AND c.parent_id = %(parent)s)"
+)
+
+
+def _append_sql(*, root: bool, require_idle: bool) -> tuple[str, str]:
+    """The two halves of one append: move the leaf if every check holds; insert the row.
+
+    The UPDATE's WHERE holds every check (expected leaf, parent exists or the session is
+    empty, idle when asked); ``{seq}`` in the INSERT is where the new seq goes.
+    """
+    eq = "IS" if connection.vendor == "sqlite" else "IS NOT DISTINCT FROM"
+    move = (
+        "UPDATE store_comicsession SET leaf_id = %(id)s, entry_count = entry_count + 1, "
+        f"updated_at = %(now)s WHERE id = %(sid)s AND leaf_id {eq} %(leaf)s "
+        "AND deleting = %(no)s"
+    )
+    if root:
+        move += " AND entry_count = 0"
+    else:
+        move += (
+            " AND EXISTS (SELECT 1 FROM store_entry p"
+            " WHERE p.session_id = %(sid)s AND p.entry_id = %(parent)s)"
+        )
+    if require_idle:
+        move += _IDLE
+    payload = "%(payload)s" if connection.vendor == "sqlite" else "%(payload)s::jsonb"
+    columns = "session_id, seq, entry_id, parent_id, type, payload, timestamp, chain, chain_pos"
+    values = f"%(sid)s, {{seq}}, %(id)s, %(parent)s, %(type)s, {payload}, %(ts)s"
+    if root:
+        insert = f"INSERT INTO store_entry ({columns}) SELECT {values}, {{seq}}, 0"
+    else:
+        insert = (
+            f"INSERT INTO store_entry ({columns}) SELECT {values}, "
+            f"CASE WHEN {_FIRST_CHILD} THEN p.chain ELSE {{seq}} END, "
+            f"CASE WHEN {_FIRST_CHILD} THEN p.chain_pos + 1 ELSE 0 END "
+            "FROM {from}store_entry p WHERE p.session_id = %(sid)s AND p.entry_id = %(parent)s"
+        )
+    return move, insert
+
+
+def _append_one(
+    cursor, session_id: str, entry: JournalEntry, leaf: str | None, now: Any, require_idle: bool
+) -> int | None:
+    """One entry, every check inside the statements; None when a check refused it."""
+    root = entry.parent_id is None
+    move, insert = _append_sql(root=root, require_idle=require_idle)
+    params = {
+        "sid": session_id,
+        "id": entry.id,
+        "parent": entry.parent_id,
+        "leaf": leaf,
+        "now": now,
+        "no": False,
+        "type": entry.type,
+        "payload": entry.model_dump_json(),
+        "ts": db_datetime(entry.timestamp),
+    }
+    if connection.vendor == "postgresql":
+        # One statement: the leaf moves and the row goes in together, or neither happens.
+        insert = insert.replace("{seq}", "s.entry_count").replace("{from}", "s, ")
+        if root:
+            insert += " FROM s"
+        cursor.execute(f"WITH s AS ({move} RETURNING entry_count) {insert} RETURNING seq", params)
+        row = cursor.fetchone()
+        return None if row is None else row[0]
+    cursor.execute(move + " RETURNING entry_count", params)
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    params["seq"] = row[0]
+    cursor.execute(insert.replace("{seq}", "%(seq)s").replace("{from}", ""), params)
+    return row[0]
+
+
+def _refusal(
+    session_id: str, entry: JournalEntry, leaf: str | None, require_idle: bool
+) -> Exception:
+    """Why an append was refused: read only after the fact, on the slow path."""
+    row = ComicSession.objects.filter(pk=session_id).values("leaf_id", "deleting").first()
+    if row is None or row["deleting"]:
+        return SessionNotFound(session_id)
+    if row["leaf_id"] != leaf:
+        return StaleLeaf(session_id, leaf, row["leaf_id"])
+    if require_idle:
+        op = Operation.objects.filter(session_id=session_id, outcome__isnull=True).first()
+        if op is not None:
+            return SessionBusy(session_id, op.id, parked=op.is_parked)
+    if entry.parent_id is None:
+        return InvalidEntry(f"entry {entry.id!r} has no parent, but the session has a root")
+    return InvalidEntry(f"parent {entry.parent_id!r} is not in the session")
 
 
 def append_entries(
@@ -39,77 +140,49 @@ def append_entries(
     *,
     expected_leaf_id: str | None,
     now: datetime,
+    require_idle: bool = False,
 ) -> int:
     """Append entries after ``expected_leaf_id``; the last one becomes the leaf. Returns its seq.
 
-    Refuses with ``StaleLeaf`` when the leaf moved, ``InvalidEntry`` on an unknown parent,
-    a duplicate id or a second root, ``SessionNotFound``. Raises before any insert, and the
-    caller's transaction rolls the leaf back.
+    Each entry is one statement on PostgreSQL (two on SQLite) that moves the leaf only if
+    it still is the expected one, the parent exists (or, for a root, the session is empty)
+    and, with ``require_idle``, no operation is unfinished. Refusals: ``StaleLeaf``,
+    ``InvalidEntry`` (unknown parent, duplicate id, second root), ``SessionNotFound``,
+    ``SessionBusy``. Several entries go in one transaction.
     """
     if not entries:
         raise InvalidEntry("nothing to append")
     new_ids = [e.id for e in entries]
     if len(set(new_ids)) != len(new_ids):
         raise InvalidEntry("the entries to append repeat an id")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE store_comicsession SET leaf_id = %s, entry_count = entry_count + %s, "
-            f"updated_at = %s WHERE id = %s AND leaf_id {_null_safe_eq()} %s "
-            "AND deleting = %s RETURNING entry_count",
-            [new_ids[-1], len(entries), now, session_id, expected_leaf_id, False],
-        )
-        row = cursor.fetchone()
-        if row is None:
-            actual = (
-                ComicSession.objects.filter(pk=session_id, deleting=False)
-                .values_list("leaf_id", flat=True)
-                .first()
-            )
-            if actual is None and not ComicSession.objects.filter(pk=session_id).exists():
-                raise SessionNotFound(session_id)
-            raise StaleLeaf(session_id, expected_leaf_id, actual)
-        first_seq = row[0] - len(entries) + 1
-
-        outside_parents = {e.parent_id for e in entries if e.parent_id is not None} - set(new_ids)
-        wanted = sorted(outside_parents | set(new_ids))
-        placeholders = ",".join(["%s"] * len(wanted))
-        cursor.execute(
-            f"SELECT entry_id FROM store_entry WHERE session_id = %s "
-            f"AND entry_id IN ({placeholders})",
-            [session_id, *wanted],
-        )
-        found = {r[0] for r in cursor.fetchall()}
-
-    taken = found & set(new_ids)
-    if taken:
-        raise InvalidEntry(f"entry id {sorted(taken)[0]!r} is already in the session")
-    missing = outside_parents - found
-    if missing:
-        raise InvalidEntry(f"parent {sorted(missing)[0]!r} is not in the session")
-    seen: set[str] = set()
-    batch = set(new_ids)
-    for pos, entry in enumerate(entries):
-        if entry.parent_id is None and (first_seq + pos != 1):
-            raise InvalidEntry(f"entry {entry.id!r} has no parent, but the session has a root")
+    batch, seen = set(new_ids), set()
+    for entry in entries:
         if entry.parent_id in batch and entry.parent_id not in seen:
             raise InvalidEntry(f"entry {entry.id!r} comes before its parent {entry.parent_id!r}")
         seen.add(entry.id)
 
-    Entry.objects.bulk_create(
-        [
-            Entry(
-                session_id=session_id,
-                seq=first_seq + pos,
-                entry_id=entry.id,
-                parent_id=entry.parent_id,
-                type=entry.type,
-                payload=entry_to_dict(entry),
-                timestamp=entry.timestamp,
-            )
-            for pos, entry in enumerate(entries)
-        ]
+    # A lone PostgreSQL statement in autocommit needs no transaction around it; anywhere
+    # else a savepoint keeps a refused entry from breaking the caller's transaction.
+    one_statement = (
+        len(entries) == 1 and connection.vendor == "postgresql" and not connection.in_atomic_block
     )
-    return first_seq + len(entries) - 1
+    stamp = db_datetime(now)
+    with nullcontext() if one_statement else transaction.atomic():
+        leaf = expected_leaf_id
+        with connection.cursor() as cursor:
+            for entry in entries:
+                try:
+                    seq = _append_one(cursor, session_id, entry, leaf, stamp, require_idle)
+                except IntegrityError as exc:
+                    if "entry_id_per_session" in str(exc) or "UNIQUE" in str(exc):
+                        raise InvalidEntry(
+                            f"entry id {entry.id!r} is already in the session"
+                        ) from None
+                    raise
+                if seq is None:
+                    raise _refusal(session_id, entry, leaf, require_idle)
+                leaf = entry.id
+    return seq
 
 
 def append_records(

@@ -2,9 +2,9 @@
 
 For each session: entries numbered 1..n without gaps; rows agree with their payloads;
 the entries fold into a well-formed tree (one root, every parent appended before its
-child, no duplicate id); the stored leaf and count equal the fold. For each operation:
-records numbered without gaps and all its own; the log is recoverable; the stored
-outcome and record count equal the fold.
+child, no duplicate id); the stored leaf, count and chain positions equal the fold.
+For each operation: records numbered without gaps and all its own; the log is
+recoverable; the stored outcome and record count equal the fold.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from jaiweb.store.chains import chain_positions
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from journal.entries import AssistantMessage, MessageEntry, parse_entry
 from journal.errors import JournalError
@@ -37,11 +38,20 @@ def session_check(session: ComicSession) -> SessionReport:
     rows = list(
         Entry.objects.filter(session=session)
         .order_by("seq")
-        .values_list("seq", "entry_id", "parent_id", "type", "payload", "timestamp")
+        .values_list(
+            "seq", "entry_id", "parent_id", "type", "payload", "timestamp", "chain", "chain_pos"
+        )
     )
     report.entries = len(rows)
     entries = []
-    for expected_seq, (seq, entry_id, parent_id, type_, payload, timestamp) in enumerate(rows, 1):
+    folds = chain_positions((row[1], row[2]) for row in rows)
+    for expected_seq, (row, folded) in enumerate(zip(rows, folds, strict=True), 1):
+        seq, entry_id, parent_id, type_, payload, timestamp, chain, chain_pos = row
+        if (chain, chain_pos) != folded:
+            problems.append(
+                f"entry seq {seq} ({entry_id!r}) has chain {(chain, chain_pos)}, "
+                f"but the tree says {folded}"
+            )
         if seq != expected_seq:
             problems.append(f"entry seq {seq} found where {expected_seq} was expected (gap)")
         try:

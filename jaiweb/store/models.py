@@ -70,8 +70,8 @@ class ComicSession(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
-    class Meta:
-        indexes = [models.Index(fields=["owner", "-updated_at"], name="session_owner_recent")]
+    # No index may cover leaf_id, entry_count or updated_at: every append rewrites them,
+    # and on PostgreSQL an unindexed update stays on its page (HOT), which keeps appends cheap.
 
     def __str__(self) -> str:
         return f"{self.title} ({self.id})"
@@ -87,11 +87,19 @@ class Entry(AppendOnlyModel):
     type = models.CharField(max_length=16)
     payload = models.JSONField()
     timestamp = models.DateTimeField()
+    # A fold of the tree that makes a path cheap to read: a node's first child continues its
+    # chain (chain_pos + 1), any later child starts a chain of its own (chain = its seq).
+    # A path root → leaf is then a few index range scans, one per fork it passes.
+    chain = models.PositiveIntegerField()
+    chain_pos = models.PositiveIntegerField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["session", "entry_id"], name="entry_id_per_session"),
             models.UniqueConstraint(fields=["session", "seq"], name="entry_seq_per_session"),
+            models.UniqueConstraint(
+                fields=["session", "chain", "chain_pos"], name="entry_chain_position"
+            ),
         ]
         indexes = [models.Index(fields=["session", "parent_id"], name="entry_children")]
 

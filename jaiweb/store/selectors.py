@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from django.db import connection
 from pydantic import TypeAdapter
 
+from jaiweb.store.entry_cache import parsed_entries
 from jaiweb.store.errors import OperationNotFound, SessionNotFound
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from journal.entries import AppStateEntry, AssistantMessage, MessageEntry
@@ -50,33 +52,71 @@ def session_get(*, session_id: str, owner: Any = None) -> ComicSession:
 
 
 def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[StoredEntry]:
-    """Root → leaf (default: the session's leaf), read by walking parent ids in the database."""
+    """Root → leaf (default: the session's leaf), one index range scan per chain on the path.
+
+    Each entry continues its parent's chain unless it is a later child (a fork or a rewind):
+    the walk jumps from a chain's head to its parent's chain, so it costs one step per
+    fork passed, not per entry. Entries this process parsed before are not parsed again.
+    """
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
         return []
-    sql = f"""
-        WITH RECURSIVE path(seq, parent_id, payload, depth) AS (
-            SELECT seq, parent_id, {_payload_text()}, 0 FROM store_entry
-             WHERE session_id = %s AND entry_id = %s
-            UNION ALL
-            SELECT e.seq, e.parent_id, {_payload_text().replace("payload", "e.payload")},
-                   p.depth + 1
-              FROM store_entry e JOIN path p ON e.entry_id = p.parent_id
-             WHERE e.session_id = %s AND p.depth < %s
-        )
-        SELECT seq, payload, parent_id FROM path ORDER BY depth DESC"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [session.id, leaf, session.id, session.entry_count])
-        rows = cursor.fetchall()
-    if not rows:
+        cursor.execute(_PATH_SQL, {"sid": session.id, "leaf": leaf})
+        path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos), root first
+    if not path:
         if leaf_id is not None:
             raise UnknownEntry(leaf_id)
         raise BrokenSessionTree("the stored leaf is not in the session", leaf_id=leaf)
-    if rows[0][2] is not None:
+    if path[0][2] is not None or path[0][3] != 0:
         raise BrokenSessionTree(
-            f"missing parent {rows[0][2]!r}, or a cycle", leaf_id=leaf, entry_id=rows[0][2]
+            f"missing parent {path[0][2]!r}, or a cycle", leaf_id=leaf, entry_id=path[0][2]
         )
-    return _parse([(r[0], r[1]) for r in rows])
+    known = {seq: parsed_entries.lookup(session.id, seq, eid) for seq, eid, _, _ in path}
+    missing = [seq for seq, entry in known.items() if entry is None]
+    if missing:
+        fresh = {row.seq: row.entry for row in _rows_by_seq(session.id, missing)}
+        if not connection.in_atomic_block:  # committed rows only: they never change
+            parsed_entries.add(session.id, fresh)
+        known.update(fresh)
+    return [StoredEntry(seq, known[seq]) for seq, _, _, _ in path]
+
+
+_PATH_SQL = """
+    WITH RECURSIVE seg(chain, last_pos, depth) AS (
+        SELECT chain, chain_pos, 0 FROM store_entry
+         WHERE session_id = %(sid)s AND entry_id = %(leaf)s
+        UNION ALL
+        SELECT p.chain, p.chain_pos, seg.depth + 1
+          FROM seg
+          JOIN store_entry h ON h.session_id = %(sid)s AND h.chain = seg.chain
+                           AND h.chain_pos = 0
+          JOIN store_entry p ON p.session_id = %(sid)s AND p.entry_id = h.parent_id
+         WHERE seg.depth < (SELECT entry_count FROM store_comicsession WHERE id = %(sid)s)
+    )
+    SELECT e.seq, e.entry_id, e.parent_id, e.chain_pos
+      FROM seg JOIN store_entry e ON e.session_id = %(sid)s AND e.chain = seg.chain
+                                 AND e.chain_pos <= seg.last_pos
+     ORDER BY seg.depth DESC, e.chain_pos"""
+
+
+def _rows_by_seq(session_id: str, seqs: list[int]) -> list[StoredEntry]:
+    """Entries by seq, parsed in one pydantic call; the seq list goes in as one parameter."""
+    if connection.vendor == "postgresql":
+        sql = (
+            "SELECT seq, payload::text FROM store_entry WHERE session_id = %s "
+            "AND seq = ANY(%s) ORDER BY seq"
+        )
+        params: list = [session_id, seqs]
+    else:
+        sql = (
+            "SELECT seq, payload FROM store_entry WHERE session_id = %s "
+            "AND seq IN (SELECT value FROM json_each(%s)) ORDER BY seq"
+        )
+        params = [session_id, json.dumps(seqs)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return _parse(cursor.fetchall())
 
 
 def branch_get(*, session: ComicSession, leaf_id: str | None = None) -> list[JournalEntry]:
@@ -105,11 +145,12 @@ def app_state_at(*, session: ComicSession, leaf_id: str | None = None) -> dict:
             SELECT e.parent_id, e.type, {_payload_text().replace("payload", "e.payload")},
                    u.depth + 1
               FROM store_entry e JOIN up u ON e.entry_id = u.parent_id
-             WHERE e.session_id = %s AND u.type <> 'app_state' AND u.depth < %s
+             WHERE e.session_id = %s AND u.type <> 'app_state'
+               AND u.depth < (SELECT entry_count FROM store_comicsession WHERE id = %s)
         )
         SELECT payload FROM up WHERE type = 'app_state'"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [session.id, leaf, session.id, session.entry_count])
+        cursor.execute(sql, [session.id, leaf, session.id, session.id])
         row = cursor.fetchone()
     if row is None:
         if not entry_exists(session=session, entry_id=leaf):
@@ -130,14 +171,7 @@ def entry_get(*, session: ComicSession, entry_id: str) -> StoredEntry:
 
 
 def entries_by_seq(*, session: ComicSession, seqs: list[int]) -> list[StoredEntry]:
-    placeholders = ",".join(["%s"] * len(seqs))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT seq, {_payload_text()} FROM store_entry WHERE session_id = %s "
-            f"AND seq IN ({placeholders}) ORDER BY seq",
-            [session.id, *seqs],
-        )
-        return _parse(cursor.fetchall())
+    return _rows_by_seq(session.id, seqs)
 
 
 def children_rows(*, session: ComicSession, entry_id: str | None) -> list[StoredEntry]:

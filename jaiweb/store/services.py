@@ -117,15 +117,17 @@ def entry_append(
     expected_leaf_id: str | None,
     now: datetime | None = None,
 ) -> int:
-    """Append entries to an idle session (user edits, imports); returns the new leaf's seq."""
-    with transaction.atomic():
-        session = _locked_session(session_id)
-        op = _locked_unfinished(session)
-        if op is not None:
-            raise SessionBusy(session_id, op.id, parked=op.is_parked)
-        return append_entries(
-            session_id, entries, expected_leaf_id=expected_leaf_id, now=now or timezone.now()
-        )
+    """Append entries to an idle session (user edits, imports); returns the new leaf's seq.
+
+    The checks run inside the append's own statement, so one entry is one round trip.
+    """
+    return append_entries(
+        session_id,
+        entries,
+        expected_leaf_id=expected_leaf_id,
+        now=now or timezone.now(),
+        require_idle=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,63 @@
+"""The per-process cache of parsed entries: filled by committed reads only, never confused."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaiweb.store import selectors
+from jaiweb.store.demo import article_session_create
+from jaiweb.store.entry_cache import EntryCache, parsed_entries
+from jaiweb.store.selectors import branch_get
+from tests.journal.factories import user
+
+
+def test_lookup_needs_the_same_entry_id_at_the_same_seq():
+    cache = EntryCache()
+    cache.add("s1", {1: user("a", None)})
+    assert cache.lookup("s1", 1, "a").id == "a"
+    assert cache.lookup("s1", 1, "b") is None  # another entry took that seq: not a hit
+    assert cache.lookup("s2", 1, "a") is None
+
+
+def test_whole_sessions_are_evicted_least_recent_first():
+    cache = EntryCache(max_entries=3)
+    cache.add("s1", {1: user("a", None), 2: user("b", "a")})
+    cache.add("s2", {1: user("c", None)})
+    cache.lookup("s1", 1, "a")
+    cache.add("s3", {1: user("d", None)})
+    assert cache.lookup("s1", 1, "a") is None and cache.lookup("s3", 1, "d") is not None
+
+
+def _count_parses(monkeypatch):
+    calls = []
+    real = selectors._parse
+
+    def counting(rows):
+        calls.append(len(rows))
+        return real(rows)
+
+    monkeypatch.setattr(selectors, "_parse", counting)
+    return calls
+
+
+@pytest.mark.django_db(transaction=True)
+def test_committed_reads_are_parsed_once(alice, monkeypatch):
+    parsed_entries.clear()
+    s = article_session_create(owner=alice)
+    calls = _count_parses(monkeypatch)
+    first = branch_get(session=s)
+    second = branch_get(session=s)
+    assert first == second and [e.id for e in first] == ["e0", "e1", "e2", "e5", "e6"]
+    assert calls == [5]
+    branch_get(session=s, leaf_id="e4")  # shares e0…e2, parses only e3 and e4
+    assert calls == [5, 2]
+
+
+@pytest.mark.django_db
+def test_reads_inside_a_transaction_fill_nothing(alice, monkeypatch):
+    parsed_entries.clear()
+    s = article_session_create(owner=alice)
+    calls = _count_parses(monkeypatch)
+    branch_get(session=s)
+    branch_get(session=s)
+    assert calls == [5, 5]
