@@ -142,7 +142,11 @@ def test_good_values_parse():
     assert s["DATABASE"]["PASSWORD"] == "p@ss"
     assert s["DATABASE"]["HOST"] == "db.example"
     assert s["DATABASE"]["PORT"] == "6543"
-    assert s["DATABASE_OPTIONS"] == {"sslmode": "require"}
+    assert s["DATABASE_OPTIONS"] == {
+        "sslmode": "require",
+        "server_side_binding": True,
+        "prepare_threshold": 5,
+    }
     assert s["CHANNEL_LAYERS"]["default"] == {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": ["redis://127.0.0.1:6379/1"]},
@@ -220,7 +224,14 @@ def test_postgres_urls(tmp_path):
         "127.0.0.1",
         "",
     )
-    assert db["OPTIONS"] == {}
+    assert db["OPTIONS"] == {"server_side_binding": True, "prepare_threshold": 5}
+    pooled = parse_database_url(
+        "postgres://u@h/x?server_side_binding=false&prepare_threshold=0", tmp_path
+    )
+    assert pooled["OPTIONS"] == {"server_side_binding": False, "prepare_threshold": 0}
+    for bad in ("server_side_binding=maybe", "prepare_threshold=x"):
+        with pytest.raises(ImproperlyConfigured, match="DATABASE_URL"):
+            parse_database_url(f"postgres://u@h/x?{bad}", tmp_path)
     ipv6 = parse_database_url("postgresql://u:p@[::1]:5432/x", tmp_path)
     assert (ipv6["HOST"], ipv6["PORT"]) == ("::1", "5432")
 

@@ -24,6 +24,10 @@ class EntryCache:
         self._size = 0
         self._lock = threading.Lock()
 
+    def holds(self, session_id: str) -> bool:
+        """Whether any entry of the session was parsed here."""
+        return session_id in self._sessions
+
     def lookup(self, session_id: str, seq: int, entry_id: str) -> JournalEntry | None:
         entries = self._sessions.get(session_id)
         if entries is None:

@@ -61,9 +61,12 @@ def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[St
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
         return []
+    # Nothing of this session parsed here yet: fetch the payloads with the path, one query.
+    cold = not parsed_entries.holds(session.id)
+    payload = f", {_payload_text().replace('payload', 'e.payload')}" if cold else ""
     with connection.cursor() as cursor:
-        cursor.execute(_PATH_SQL, {"sid": session.id, "leaf": leaf})
-        path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos), root first
+        cursor.execute(_PATH_SQL.format(payload=payload), {"sid": session.id, "leaf": leaf})
+        path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos[, payload]), root first
     if not path:
         if leaf_id is not None:
             raise UnknownEntry(leaf_id)
@@ -72,14 +75,19 @@ def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[St
         raise BrokenSessionTree(
             f"missing parent {path[0][2]!r}, or a cycle", leaf_id=leaf, entry_id=path[0][2]
         )
-    known = {seq: parsed_entries.lookup(session.id, seq, eid) for seq, eid, _, _ in path}
+    if cold:
+        rows = _parse([(r[0], r[4]) for r in path])
+        if not connection.in_atomic_block:  # committed rows only: they never change
+            parsed_entries.add(session.id, {row.seq: row.entry for row in rows})
+        return rows
+    known = {r[0]: parsed_entries.lookup(session.id, r[0], r[1]) for r in path}
     missing = [seq for seq, entry in known.items() if entry is None]
     if missing:
         fresh = {row.seq: row.entry for row in _rows_by_seq(session.id, missing)}
-        if not connection.in_atomic_block:  # committed rows only: they never change
+        if not connection.in_atomic_block:
             parsed_entries.add(session.id, fresh)
         known.update(fresh)
-    return [StoredEntry(seq, known[seq]) for seq, _, _, _ in path]
+    return [StoredEntry(r[0], known[r[0]]) for r in path]
 
 
 _PATH_SQL = """
@@ -94,7 +102,7 @@ _PATH_SQL = """
           JOIN store_entry p ON p.session_id = %(sid)s AND p.entry_id = h.parent_id
          WHERE seg.depth < (SELECT entry_count FROM store_comicsession WHERE id = %(sid)s)
     )
-    SELECT e.seq, e.entry_id, e.parent_id, e.chain_pos
+    SELECT e.seq, e.entry_id, e.parent_id, e.chain_pos{payload}
       FROM seg JOIN store_entry e ON e.session_id = %(sid)s AND e.chain = seg.chain
                                  AND e.chain_pos <= seg.last_pos
      ORDER BY seg.depth DESC, e.chain_pos"""

@@ -170,3 +170,23 @@ def test_delete_removes_every_fact_of_the_session_only(alice):
     assert not Entry.objects.filter(session_id=s.id).exists()
     assert Entry.objects.filter(session_id=other.id).count() == 8
     assert OperationRecord.objects.filter(operation_id=op.operation_id).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refusals_outside_a_transaction_leave_the_connection_clean(alice):
+    """Autocommit is the hot path (one statement on PostgreSQL, a raw BEGIN on SQLite)."""
+    from django.db import connection
+
+    s = session_create(owner=alice, title="t")
+    entry_append(session_id=s.id, entries=[msg("a", None), msg("b", "a")], expected_leaf_id=None)
+    with pytest.raises(InvalidEntry, match="already in the session"):
+        entry_append(session_id=s.id, entries=[msg("a", "b")], expected_leaf_id="b")
+    with pytest.raises(StaleLeaf):
+        entry_append(session_id=s.id, entries=[msg("c", "b")], expected_leaf_id="a")
+    with pytest.raises(InvalidEntry, match="parent 'zz'"):
+        entry_append(session_id=s.id, entries=[msg("c", "zz")], expected_leaf_id="b")
+    assert not connection.in_atomic_block
+    entry_append(session_id=s.id, entries=[msg("c", "b"), msg("d", "c")], expected_leaf_id="b")
+    s.refresh_from_db()
+    assert (s.leaf_id, s.entry_count) == ("d", 4)
+    assert ids(all_entries(s)) == ["a", "b", "c", "d"]
