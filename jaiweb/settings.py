@@ -199,6 +199,8 @@ if JAIWEB_FEED_SECRET is None:
         )
 
 JAIWEB_LEASE_SECONDS = env_int("JAIWEB_LEASE_SECONDS", 15, min=1)
+# How long an unfinished render holds its key before a repeat may take it over.
+JAIWEB_RENDER_LEASE_SECONDS = env_int("JAIWEB_RENDER_LEASE_SECONDS", 30, min=1)
 JAIWEB_CONTEXT_BUDGET = env_int("JAIWEB_CONTEXT_BUDGET", 24000, min=1000)
 JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 
@@ -227,6 +229,8 @@ INSTALLED_APPS = [
     "channels",
     "jaiweb.store",
     "jaiweb.render",
+    "jaiweb.feed",
+    "jaiweb.agent",
     "jaiweb.studio",
 ]
 

@@ -3,5 +3,6 @@ from django.urls import include, path
 
 urlpatterns = [
     path("", include("jaiweb.studio.urls")),
+    path("", include("jaiweb.feed.urls")),
     path("admin/", admin.site.urls),
 ]

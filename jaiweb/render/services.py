@@ -28,7 +28,11 @@ from jaiweb.render.renderers import LocalRenderer, OpenAIImageRenderer, Renderer
 
 PANEL_COST = 10
 WELCOME_CREDITS = 100
-RENDER_LEASE_SECONDS = 30
+
+
+def render_lease_seconds() -> int:
+    """How long an unfinished render holds its key before a repeat may take it over."""
+    return getattr(settings, "JAIWEB_RENDER_LEASE_SECONDS", 30)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +133,7 @@ def render_request(
             if job.lease_expires_at and job.lease_expires_at > start:
                 raise RenderInProgress(key)
             job.attempts += 1  # the holder crashed mid-render: take the job over
-            job.lease_expires_at = start + timedelta(seconds=RENDER_LEASE_SECONDS)
+            job.lease_expires_at = start + timedelta(seconds=render_lease_seconds())
             job.save(update_fields=["attempts", "lease_expires_at"])
         else:
             if wallet.balance < cost:
@@ -143,7 +147,7 @@ def render_request(
                 cost=cost,
                 status=RenderJob.IN_PROGRESS,
                 created_at=start,
-                lease_expires_at=start + timedelta(seconds=RENDER_LEASE_SECONDS),
+                lease_expires_at=start + timedelta(seconds=render_lease_seconds()),
             )
         attempt = job.attempts
 

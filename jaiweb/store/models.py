@@ -76,6 +76,16 @@ class ComicSession(models.Model):
     def __str__(self) -> str:
         return f"{self.title} ({self.id})"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A stale copy must never write back the leaf or the count: name the fields."""
+        fields = kwargs.get("update_fields")
+        if not self._state.adding and (fields is None or {"leaf_id", "entry_count"} & set(fields)):
+            raise AppendOnlyError(
+                "save an existing session with update_fields that leave leaf_id and "
+                "entry_count alone: only appends move them"
+            )
+        super().save(*args, **kwargs)
+
 
 class Entry(AppendOnlyModel):
     """A Session Journal entry; ``payload`` is the whole entry as JSON."""

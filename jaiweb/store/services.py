@@ -7,6 +7,7 @@ the session or operation row and check its state. A runner's writes go through
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,7 +76,7 @@ def session_create(
     if state is None:
         if not isinstance(initial_app_state, dict):
             raise InvalidEntry("initial_app_state must be a JSON object")
-        state = check_json(initial_app_state)
+        state = copy.deepcopy(check_json(initial_app_state))  # the caller's dict stays theirs
     return ComicSession.objects.create(
         id=new_id("s"),
         owner=owner,
@@ -310,4 +311,16 @@ def run_append(
             .filter(pk=operation_id, fencing=fencing, outcome__isnull=True)
             .exists()
         ):
+            raise LeaseLost(operation_id, fencing)
+
+
+def operation_park(*, operation_id: str, fencing: int, now: datetime | None = None) -> None:
+    """Hand the operation to the recovery inbox: it keeps no lease while an admin decides."""
+    with transaction.atomic():
+        parked = (
+            Operation.objects.select_for_update()
+            .filter(pk=operation_id, fencing=fencing, outcome__isnull=True)
+            .update(parked_at=now or timezone.now(), lease_owner=None, lease_expires_at=None)
+        )
+        if not parked:
             raise LeaseLost(operation_id, fencing)

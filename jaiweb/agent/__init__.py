@@ -1,0 +1,1 @@
+"""The comic director: the agent loop, its providers and tools, and the runners."""

@@ -1,0 +1,1 @@
+"""Model providers: the offline director and any OpenAI-compatible server."""

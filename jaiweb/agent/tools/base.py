@@ -1,0 +1,69 @@
+"""What a tool is: its arguments, its recovery policy, whether it needs approval, its effect."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from jaiweb.agent.faults import NO_FAULTS, Faults
+from jaiweb.agent.providers.base import ToolSpec
+from jaiweb.agent.state import AppState
+from journal.entries import Entry
+from journal.records import Policy
+
+
+class Args(BaseModel):
+    """Arguments of a tool call; unknown arguments are refused, not ignored."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use: who, which call, under which key, in which state."""
+
+    owner: Any
+    session_id: str
+    operation_id: str
+    tool_call_id: str
+    idempotency_key: str
+    app_state: AppState
+    branch: Callable[[], list[Entry]]  # the active branch, loaded when asked
+    faults: Faults = field(default_factory=lambda: NO_FAULTS)
+
+
+@dataclass
+class ToolOutput:
+    """What becomes the tool result entry (T2) — and, for a state change, the new app state."""
+
+    content: str
+    is_error: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+    app_state: AppState | None = None  # committed with the result, in one transaction
+
+
+class Tool:
+    """A tool of the comic director. Subclasses set the class attributes and ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args: ClassVar[type[Args]]
+
+    def policy(self) -> Policy:
+        """How recovery treats an open dispatch of this tool (recorded in T1)."""
+        raise NotImplementedError
+
+    def approval_cost(self, state: AppState) -> int | None:
+        """Credits to show when asking for approval; None when no approval is needed."""
+        return None
+
+    def run(self, ctx: ToolContext, args: Args) -> ToolOutput:
+        raise NotImplementedError
+
+    def spec(self) -> ToolSpec:
+        schema = self.args.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(self.name, self.description, schema)

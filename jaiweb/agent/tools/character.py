@@ -1,0 +1,47 @@
+"""set_character_state: change a character's buff, skill or mood (app state)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from jaiweb.agent.state import Character
+from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
+
+
+class CharacterStateArgs(Args):
+    character: str = Field(min_length=1, max_length=40)
+    buff: str | None = Field(default=None, max_length=80)
+    skill: str | None = Field(default=None, max_length=80)
+    mood: str | None = Field(default=None, max_length=40)
+
+
+class SetCharacterState(Tool):
+    """The new state and the tool result commit in one transaction: an open dispatch of this
+    tool means nothing happened, so running it again is safe."""
+
+    name = "set_character_state"
+    description = (
+        "Set a character's buff, skill and/or mood. The state is remembered for every later "
+        "panel on this branch and rolls back with a rewind."
+    )
+    args = CharacterStateArgs
+
+    def policy(self):
+        return "idempotent"
+
+    def run(self, ctx: ToolContext, args: CharacterStateArgs) -> ToolOutput:
+        state = ctx.app_state.model_copy(deep=True)
+        before = state.characters.get(args.character, Character())
+        changes = {
+            k: v
+            for k, v in (("buff", args.buff), ("skill", args.skill), ("mood", args.mood))
+            if v is not None
+        }
+        after = before.model_copy(update=changes)
+        state.characters[args.character] = after
+        summary = f"{args.character}: buff={after.buff}, skill={after.skill}, mood={after.mood}"
+        return ToolOutput(
+            content=f"state set — {summary}",
+            details={"character": args.character, "state": after.model_dump(mode="json")},
+            app_state=state,
+        )

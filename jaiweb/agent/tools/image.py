@@ -1,0 +1,70 @@
+"""generate_image: a panel of the scene with the characters as they are now, for 10 credits."""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from pydantic import Field
+
+from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
+from jaiweb.render.errors import InsufficientCredits, RenderError, RenderInProgress
+from jaiweb.render.services import PANEL_COST, render_lease_seconds, render_request
+
+
+class ImageArgs(Args):
+    prompt: str = Field(min_length=1, max_length=1000)
+
+
+class GenerateImage(Tool):
+    """Calls the render service with the call's idempotency key. The local renderer honours
+    keys (a repeat returns the stored panel, no second charge): idempotent. OpenAI images do
+    not: at most once, and an open dispatch goes to the recovery inbox."""
+
+    name = "generate_image"
+    description = (
+        "Draw one comic panel of the scene. The characters are drawn in their current state "
+        f"(buff, skill, mood). Costs {PANEL_COST} credits."
+    )
+    args = ImageArgs
+
+    def policy(self):
+        return "at_most_once" if settings.JAIWEB_IMAGE_BACKEND == "openai" else "idempotent"
+
+    def approval_cost(self, state):
+        return None if state.permission_mode == "auto" else PANEL_COST
+
+    def run(self, ctx: ToolContext, args: ImageArgs) -> ToolOutput:
+        params = {
+            "prompt": args.prompt,
+            "characters": {
+                n: c.model_dump(mode="json") for n, c in ctx.app_state.characters.items()
+            },
+        }
+        deadline = time.monotonic() + render_lease_seconds() + 5
+        while True:
+            try:
+                result = render_request(user=ctx.owner, key=ctx.idempotency_key, params=params)
+                break
+            except RenderInProgress:
+                # An earlier dispatch of this call crashed mid-render: its job is taken over
+                # once its lease runs out.
+                if time.monotonic() > deadline:
+                    return ToolOutput("the render is still in progress elsewhere", is_error=True)
+                time.sleep(0.5)
+            except InsufficientCredits as exc:
+                return ToolOutput(str(exc), is_error=True, details={"code": exc.code})
+            except RenderError as exc:
+                return ToolOutput(str(exc), is_error=True, details={"code": exc.code})
+        ctx.faults.reach("during_tool", self.name)  # the render is done; its answer unused yet
+        return ToolOutput(
+            content="panel rendered"
+            + (" (the stored result of an earlier request)" if result.replayed else ""),
+            details={
+                "image_id": result.image_id,
+                "content_type": result.content_type,
+                "backend": result.backend,
+                "cost": PANEL_COST,
+                "replayed": result.replayed,
+            },
+        )

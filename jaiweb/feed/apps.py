@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class FeedConfig(AppConfig):
+    """The episode feed: where publish_panel's webhook posts, and the public page of posts."""
+
+    name = "jaiweb.feed"
+    label = "feed"
+    default_auto_field = "django.db.models.BigAutoField"
