@@ -252,16 +252,13 @@ class OperationRun:
     def _calls_without_result(
         self, olog: OperationLog, reply: tuple[str, AssistantMessage]
     ) -> list[ToolCall]:
-        on_branch = {
-            e.message.tool_call_id
-            for e in self._branch()
-            if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
-        }
-        message = reply[1]
+        """The reply's calls with neither a result (under its pre-allocated id) nor a T1."""
+        reply_id, message = reply
+        written = {e.id for e in self._branch()}
         return [
             c
             for c in message.tool_calls
-            if c.id not in on_branch
+            if result_entry_id(reply_id, c.id) not in written
             and (olog.calls.get(c.id) is None or olog.calls[c.id].dispatch is None)
         ]
 
