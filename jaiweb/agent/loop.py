@@ -108,6 +108,26 @@ def estimate_tokens(messages: list[ContextMessage]) -> int:
     return chars // 2 + 4 * len(messages)
 
 
+def _describe(verdict) -> str:
+    """A verdict in a few words, for the recovery report."""
+    extra = ""
+    if verdict.status == "indeterminate_tool":
+        extra = ", ".join(
+            f"{d.tool_name} {d.tool_call_id} ({d.policy}, dispatch {d.dispatch_attempt})"
+            for d in verdict.dispatches
+        )
+    elif verdict.status == "provider_interrupted":
+        extra = f"attempt {verdict.attempt_id}"
+    elif verdict.status == "terminal":
+        extra = f"{verdict.outcome}, {verdict.finalization}"
+    elif verdict.pending_inputs or verdict.redispatch or verdict.stop_requested:
+        parts = [f"{len(verdict.pending_inputs)} queued input(s)"] if verdict.pending_inputs else []
+        parts += [f"re-dispatch {', '.join(verdict.redispatch)}"] if verdict.redispatch else []
+        parts += ["stop requested"] if verdict.stop_requested else []
+        extra = "; ".join(parts)
+    return f"found {verdict.status}" + (f" ({extra})" if extra else "")
+
+
 def normalize_calls(raw: list[RawToolCall], taken: set[str]) -> list[ToolCall]:
     """Tool calls as the journal keeps them: ids valid and unique in the operation, arguments
     a JSON object (or ``{"_unparsed": text}`` when the provider sent something else)."""
@@ -182,21 +202,18 @@ class OperationRun:
                 return "finished"
             evidence = recovery_evidence(session=self.session, records=records)
             verdict = verdict_for(olog, evidence)
-            if verdict.status == "terminal":  # inferred: only operation_finished is missing
-                self._finish(olog, verdict.outcome or "completed")
-                return "finished"
-            if verdict.status == "indeterminate_tool":
-                if all(d.policy in AUTO_RETRY_POLICIES for d in verdict.dispatches):
-                    for dispatch in verdict.dispatches:
-                        self._dispatch_again(olog, dispatch.tool_call_id)
-                    continue
-                operation_park(operation_id=self.operation.id, fencing=self.lease.fencing)
-                self._emit({"type": "operation_parked", "operation_id": self.operation.id})
-                return "parked"
+            settled = self._settle(olog, verdict)
+            if settled in ("finished", "parked"):
+                return settled
+            if settled is not None:
+                continue
             if verdict.redispatch:
                 self._dispatch_again(olog, verdict.redispatch[0])
                 continue
             reply = self._latest_reply(olog, evidence.entry_ids)
+            if reply is not None and olog.latest_attempt.attempt_id not in olog.usage:
+                self._settle_usage(olog.latest_attempt.attempt_id, reply[1])  # lost in a crash
+                continue
             pending = self._calls_without_result(olog, reply) if reply else []
             if olog.stop is not None:
                 self._stop(olog, reply, pending)
@@ -220,6 +237,47 @@ class OperationRun:
                 )
                 return "finished"
             self._model_step(olog)
+
+    def _settle(self, olog: OperationLog, verdict) -> str | None:
+        """What a crash left undecided: an inferred end, or open dispatches. None: nothing."""
+        if verdict.status == "terminal":  # inferred: only operation_finished is missing
+            self._finish(olog, verdict.outcome or "completed")
+            return "finished"
+        if verdict.status != "indeterminate_tool":
+            return None
+        if all(d.policy in AUTO_RETRY_POLICIES for d in verdict.dispatches):
+            for dispatch in verdict.dispatches:  # same key: the tool answers, nothing twice
+                self._dispatch_again(olog, dispatch.tool_call_id)
+            return "dispatched again"
+        names = ", ".join(f"{d.tool_name} ({d.tool_call_id})" for d in verdict.dispatches)
+        operation_park(
+            operation_id=self.operation.id,
+            fencing=self.lease.fencing,
+            reason=f"may or may not have happened: {names}",
+        )
+        self._emit({"type": "operation_parked", "operation_id": self.operation.id})
+        return "parked"
+
+    def settle(self) -> str:
+        """Recovery's decisive step, waiting for no one: what was found and what was done."""
+        try:
+            self._reload_session()
+            records = operation_records(operation_id=self.operation.id)
+            olog = fold_operation(records)
+            if olog.finished is not None:
+                return f"finished already ({olog.finished.outcome})"
+            verdict = verdict_for(olog, recovery_evidence(session=self.session, records=records))
+            found = _describe(verdict)
+            done = self._settle(olog, verdict)
+            if done == "finished":
+                return f"{found}: wrote operation_finished ({verdict.outcome})"
+            if done == "parked":
+                return f"{found}: parked in the recovery inbox"
+            if done == "dispatched again":
+                return f"{found}: dispatched again with the same key; a runner goes on"
+            return f"{found}: a runner goes on from here"
+        except LeaseLost:
+            return "another runner took it over meanwhile"
 
     # -- reading ------------------------------------------------------------------------
 
@@ -273,6 +331,7 @@ class OperationRun:
             records=list(records),
             entries=list(entries),
             expected_leaf_id=self.leaf,
+            session_id=self.session.id,
             now=timezone.now(),
         )
         for entry in entries:
@@ -391,6 +450,11 @@ class OperationRun:
         )
         self._write(entries=[self._message_entry(reply_id, message)])
         self.faults.reach("after_assistant_entry")
+        self._settle_usage(attempt_id, message)
+
+    def _settle_usage(self, attempt_id: str, reply: AssistantMessage) -> None:
+        """The bill of a reply, from the reply itself (so a crash cannot lose it)."""
+        usage = reply.usage or Usage(input_tokens=0, output_tokens=max(1, len(reply.content) // 2))
         self._write(records=[self._record(UsageSettled, attempt_id=attempt_id, usage=usage)])
         self.faults.reach("after_usage")
 

@@ -27,9 +27,9 @@ from jaiweb.store.errors import (
     SessionNotFound,
     StaleLeaf,
 )
-from jaiweb.store.models import ComicSession, Operation, OperationRecord
+from jaiweb.store.models import ComicSession, Operation
 from journal.entries import Entry as JournalEntry
-from journal.records import OperationFinished, record_to_dict
+from journal.records import OperationFinished
 from journal.records import Record as JournalRecord
 
 
@@ -158,6 +158,7 @@ def append_entries(
     expected_leaf_id: str | None,
     now: datetime,
     require_idle: bool = False,
+    savepoint: bool = True,
 ) -> int:
     """Append entries after ``expected_leaf_id``; the last one becomes the leaf. Returns its seq.
 
@@ -180,6 +181,8 @@ def append_entries(
 
     stamp = db_datetime(now)
     if connection.in_atomic_block:
+        if not savepoint:  # the caller's transaction fails whole on a refusal
+            return _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
         with transaction.atomic():  # a savepoint: a refused entry leaves the caller's work intact
             return _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
     if connection.vendor == "postgresql":
@@ -269,18 +272,22 @@ def append_records(
             raise OperationStateConflict(f"operation {operation_id!r} is finished")
         raise LeaseLost(operation_id, fencing or 0)
     first_seq = row[0] - len(records) + 1
-    OperationRecord.objects.bulk_create(
-        [
-            OperationRecord(
-                operation_id=operation_id,
-                seq=first_seq + pos,
-                type=record.type,
-                payload=record_to_dict(record),
-                timestamp=record.timestamp,
-            )
-            for pos, record in enumerate(records)
-        ]
-    )
+    payload = "%s" if connection.vendor == "sqlite" else "%s::jsonb"
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO store_operationrecord (operation_id, seq, type, payload, timestamp) "
+            f"VALUES (%s, %s, %s, {payload}, %s)",
+            [
+                (
+                    operation_id,
+                    first_seq + pos,
+                    r.type,
+                    r.model_dump_json(),
+                    db_datetime(r.timestamp),
+                )
+                for pos, r in enumerate(records)
+            ],
+        )
     last = records[-1]
     if isinstance(last, OperationFinished):
         Operation.objects.filter(pk=operation_id).update(
@@ -291,3 +298,16 @@ def append_records(
             parked_at=None,
         )
     return first_seq + len(records) - 1
+
+
+def fencing_check(operation_id: str, fencing: int) -> None:
+    """Inside the caller's transaction: the run still holds its lease (row locked till commit)."""
+    lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM store_operation WHERE id = %s AND fencing = %s AND outcome IS NULL"
+            + lock,
+            [operation_id, fencing],
+        )
+        if cursor.fetchone() is None:
+            raise LeaseLost(operation_id, fencing)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 
 from jaiweb.store.errors import LeaseLost
+from jaiweb.store.models import Operation
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +79,27 @@ def lease_release(*, lease: Lease) -> None:
             "WHERE id = %s AND fencing = %s",
             [lease.operation_id, lease.fencing],
         )
+
+
+def leases_of_dead_holders_release(*, is_dead, now: datetime) -> list[str]:
+    """Expire the unexpired leases whose holder ``is_dead(owner)`` says is gone.
+
+    The caller decides what "gone" means (a process of this host that no longer runs);
+    the lease is expired only if the same holder still has it, so a claim can follow.
+    """
+    rows = list(
+        Operation.objects.filter(
+            outcome__isnull=True, lease_owner__isnull=False, lease_expires_at__gte=now
+        ).values_list("id", "lease_owner", "fencing")
+    )
+    released = []
+    for op_id, owner, fencing in rows:
+        if not is_dead(owner):
+            continue
+        with transaction.atomic():
+            done = Operation.objects.filter(
+                pk=op_id, lease_owner=owner, fencing=fencing, outcome__isnull=True
+            ).update(lease_expires_at=now - timedelta(microseconds=1))
+        if done:
+            released.append(op_id)
+    return released

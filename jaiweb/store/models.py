@@ -137,8 +137,9 @@ class Operation(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     fencing = models.PositiveBigIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)  # claims so far: a crash loop shows here
-    # Set when the runner hands an open dispatch to the recovery inbox: no lease while parked.
+    # Set when the runner hands the operation to the recovery inbox: no lease while parked.
     parked_at = models.DateTimeField(null=True, blank=True)
+    attention = models.CharField(max_length=500, blank=True)  # why it was parked, for admins
 
     class Meta:
         constraints = [

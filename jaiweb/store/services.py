@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from jaiweb.store.appends import append_entries, append_records
+from jaiweb.store.appends import append_entries, append_records, fencing_check
 from jaiweb.store.errors import (
     InvalidEntry,
     LeaseLost,
@@ -287,40 +287,50 @@ def run_append(
     records: Sequence[JournalRecord] = (),
     entries: Sequence[JournalEntry] = (),
     expected_leaf_id: str | None = None,
+    session_id: str | None = None,
     now: datetime | None = None,
 ) -> None:
     """A runner's write: entries and records of its run in one transaction, fenced.
 
     Refused with ``LeaseLost`` when another runner has claimed the operation since, and
     then nothing is written. Locks the session row before the operation row, in the same
-    order as the web's writes, so the two never deadlock.
+    order as the web's writes, so the two never deadlock. A runner that knows its
+    session passes ``session_id`` and saves a lookup.
     """
     now = now or timezone.now()
     with transaction.atomic():
         if entries:
-            session_id = (
-                Operation.objects.filter(pk=operation_id).values_list("session_id", flat=True)
-            ).first()
             if session_id is None:
-                raise OperationNotFound(operation_id)
-            append_entries(session_id, entries, expected_leaf_id=expected_leaf_id, now=now)
+                session_id = (
+                    Operation.objects.filter(pk=operation_id)
+                    .values_list("session_id", flat=True)
+                    .first()
+                )
+                if session_id is None:
+                    raise OperationNotFound(operation_id)
+            append_entries(
+                session_id, entries, expected_leaf_id=expected_leaf_id, now=now, savepoint=False
+            )
         if records:
             append_records(operation_id, records, fencing=fencing, now=now)
-        elif not (
-            Operation.objects.select_for_update()
-            .filter(pk=operation_id, fencing=fencing, outcome__isnull=True)
-            .exists()
-        ):
-            raise LeaseLost(operation_id, fencing)
+        else:
+            fencing_check(operation_id, fencing)
 
 
-def operation_park(*, operation_id: str, fencing: int, now: datetime | None = None) -> None:
+def operation_park(
+    *, operation_id: str, fencing: int, reason: str, now: datetime | None = None
+) -> None:
     """Hand the operation to the recovery inbox: it keeps no lease while an admin decides."""
     with transaction.atomic():
         parked = (
             Operation.objects.select_for_update()
             .filter(pk=operation_id, fencing=fencing, outcome__isnull=True)
-            .update(parked_at=now or timezone.now(), lease_owner=None, lease_expires_at=None)
+            .update(
+                parked_at=now or timezone.now(),
+                attention=reason[:500],
+                lease_owner=None,
+                lease_expires_at=None,
+            )
         )
         if not parked:
             raise LeaseLost(operation_id, fencing)

@@ -18,11 +18,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 
 def schedule_agent_runner(loop: asyncio.AbstractEventLoop) -> None:
-    """Schedule the in-process agent runner on daphne's loop (the one serving consumers).
+    """Run the in-process agent runner on daphne's loop (the one serving the consumers).
 
-    Nothing runs here yet: the runner (a recovery pass first, then the queue)
-    arrives with issue 5.
+    The recovery pass comes first, then claims; each run goes to a worker thread, and
+    its events are sent on this loop, where the in-memory channel layer lives.
     """
+    from jaiweb.agent.events import ChannelLayerSink
+    from jaiweb.agent.runner import Runner
+
+    runner = Runner(events=ChannelLayerSink(loop))
+    loop.create_task(runner.serve(asyncio.Event()))
 
 
 def format_url(host: str, port: int) -> str:

@@ -1,0 +1,624 @@
+"""Benchmark of the agent loop and the renderer (not a test: it prints figures, asserts nothing).
+
+    .venv/bin/python bench/agent_loop.py                     # SQLite, then PostgreSQL
+    .venv/bin/python bench/agent_loop.py --backend sqlite    # one backend (a child process)
+
+As in ``bench/store.py``, the default run starts itself once per backend; each child sets
+DATABASE_URL (and DEBUG=0, a temp MEDIA_ROOT) before ``django.setup()`` and migrates a
+scratch database: a temp SQLite file (the product's WAL, synchronous=FULL, BEGIN
+IMMEDIATE; the main target) and a PostgreSQL database ``jaiweb_bench_loop`` (dropped at
+the end).
+
+Workloads, per backend:
+* the agent loop with the offline director, the local renderer and the default tools:
+  a session in permission_mode "auto" (no approval wait), ``--prompts`` prompts a run
+  (``--runs`` runs, each on a fresh session, after one warm-up operation), each prompt a
+  variant of the lollipop prompt, so the director calls set_character_state then
+  generate_image, then narrates: 2 model calls and 2 tool steps an operation. Each
+  prompt is accepted (``operation_accept``), claimed (``operation_claim``) and run
+  (``OperationRun(...).run()``, ``LoopConfig()`` defaults, a ``RecordingSink``). In this
+  process only, the bench wraps: the provider (each ``next()`` on its stream timed),
+  each tool's ``run``, ``run_append`` as the loop module references it (journal writes)
+  and ``operation_records`` / ``recovery_evidence`` / ``branch_get`` there (journal
+  reads). The rest of an operation is the loop's own work. Target: journal writes
+  <= 25% of a tool step on SQLite. When missed: where the write time goes (calls per
+  operation, median ms each, their COMMIT, the statements they send);
+* panels per second: ``LocalRenderer().render`` alone, and ``render_request`` with a
+  fresh key each time (renders, writes the file with fsync, charges: two transactions).
+Each figure is the median over runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
+PG_DB = "jaiweb_bench_loop"
+PROMPT = "第{n}回合：猪猪侠吃下超级棒棒糖，上擂台对决超人强！"
+INITIAL_STATE = {
+    "characters": {"猪猪侠": {"buff": "无", "skill": "无", "mood": "平静"}},
+    "permission_mode": "auto",
+}
+SCENES = ["屋顶上", "雨夜里", "擂台中央", "城市夜景前", "学校操场", "山顶日出"]
+COMPONENTS = ("provider", "tools", "writes", "reads")
+
+
+# --- measuring ------------------------------------------------------------------------
+
+
+class Meter:
+    """Time per component and per phase of an operation; only the outermost wrapper counts."""
+
+    def __init__(self) -> None:
+        self.phase = "turn"  # "model" (a model step), "tool" (a tool step), "turn" (the rest)
+        self.busy = False
+        self.acc: dict[tuple[str, str], float] = defaultdict(float)
+        self.phase_time: dict[str, float] = defaultdict(float)
+        self.stream_window = 0.0
+        self.in_write = False
+        self.writes: list[tuple[str, float, float]] = []  # (label, seconds, of it COMMIT)
+        self.commit = 0.0
+        self.detail: dict[str, list[float]] = defaultdict(list)  # per read function
+
+    def reset(self) -> None:
+        self.detail.clear()
+        self.acc.clear()
+        self.phase_time.clear()
+        self.stream_window = 0.0
+        self.writes.clear()
+
+    def timed(self, component: str, fn, detail: str | None = None):
+        def wrapper(*args, **kwargs):
+            if self.busy:
+                return fn(*args, **kwargs)
+            self.busy = True
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent = time.perf_counter() - start
+                self.acc[(self.phase, component)] += spent
+                if detail:
+                    self.detail[detail].append(spent)
+                self.busy = False
+
+        return wrapper
+
+    def in_phase(self, phase: str, fn):
+        def wrapper(*args, **kwargs):
+            outer, self.phase = self.phase, phase
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.phase_time[phase] += time.perf_counter() - start
+                self.phase = outer
+
+        return wrapper
+
+    def total(self, component: str, phase: str | None = None) -> float:
+        return sum(v for (p, c), v in self.acc.items() if c == component and phase in (None, p))
+
+
+class TimedProvider:
+    """The provider as the loop sees it, with the time inside each ``next()`` on its stream."""
+
+    def __init__(self, inner, meter: Meter) -> None:
+        self.inner, self.meter = inner, meter
+        self.name, self.offline = inner.name, inner.offline
+
+    def stream(self, messages, tools):
+        gen = self.inner.stream(messages, tools)
+        meter = self.meter
+        first = None
+        while True:
+            start = time.perf_counter()
+            first = first or start
+            try:
+                event = next(gen)
+            except StopIteration:
+                end = time.perf_counter()
+                meter.acc[(meter.phase, "provider")] += end - start
+                meter.stream_window += end - first
+                return
+            meter.acc[(meter.phase, "provider")] += time.perf_counter() - start
+            yield event
+
+    def summarize(self, messages):
+        return self.meter.timed("provider", self.inner.summarize)(messages)
+
+
+def write_label(records, entries) -> str:
+    if records:
+        return "+".join(r.type for r in records)
+    kinds = []
+    for e in entries:
+        if e.type != "message":
+            kinds.append(e.type)
+        elif e.message.role == "tool_result":
+            kinds.append(f"result:{e.message.tool_name}")
+        else:
+            kinds.append(e.message.role)
+    return "entries " + "+".join(kinds)
+
+
+def instrument(meter: Meter, connection):
+    """Wrap the loop module's journal calls and the connection's COMMIT; returns an undo."""
+    from jaiweb.agent import loop
+    from jaiweb.agent.loop import OperationRun
+
+    saved = {
+        name: getattr(loop, name)
+        for name in ("run_append", "operation_records", "recovery_evidence", "branch_get")
+    }
+    real_append = saved["run_append"]
+
+    def run_append(**kwargs):
+        if meter.busy:
+            return real_append(**kwargs)
+        meter.busy, meter.in_write, meter.commit = True, True, 0.0
+        start = time.perf_counter()
+        try:
+            return real_append(**kwargs)
+        finally:
+            spent = time.perf_counter() - start
+            meter.acc[(meter.phase, "writes")] += spent
+            label = write_label(kwargs.get("records", ()), kwargs.get("entries", ()))
+            meter.writes.append((label, spent, meter.commit))
+            meter.busy = meter.in_write = False
+
+    loop.run_append = run_append
+    for name in ("operation_records", "recovery_evidence", "branch_get"):
+        setattr(loop, name, meter.timed("reads", saved[name], detail=name))
+    phases = {"_model_step": "model", "_handle_call": "tool", "_dispatch_again": "tool"}
+    saved_methods = {name: getattr(OperationRun, name) for name in phases}
+    for name, phase in phases.items():
+        setattr(OperationRun, name, meter.in_phase(phase, saved_methods[name]))
+
+    connection.ensure_connection()
+    real_commit = connection._commit
+
+    def timed_commit():
+        start = time.perf_counter()
+        try:
+            return real_commit()
+        finally:
+            if meter.in_write:
+                meter.commit += time.perf_counter() - start
+
+    connection._commit = timed_commit  # this connection only
+
+    def undo():
+        for name, fn in saved.items():
+            setattr(loop, name, fn)
+        for name, fn in saved_methods.items():
+            setattr(OperationRun, name, fn)
+        del connection._commit
+
+    return undo
+
+
+def timed_tools(tools: dict, meter: Meter) -> dict:
+    for tool in tools.values():
+        tool.run = meter.timed("tools", tool.run)  # an instance attribute: this run's tools only
+    return tools
+
+
+# --- one backend, in its own process ----------------------------------------------------
+
+
+def fs_type(path: Path) -> str:
+    """The file system holding ``path`` (the fsync a SQLite COMMIT waits for depends on it)."""
+    best, kind = "", "?"
+    try:
+        with open("/proc/mounts") as mounts:
+            for line in mounts:
+                _, target, fstype, *_ = line.split()
+                if str(path).startswith(target) and len(target) > len(best):
+                    best, kind = target, fstype
+    except OSError:
+        pass
+    return kind
+
+
+def pg_admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
+    ) as conn:
+        conn.execute(sql)
+
+
+def run_backend(backend: str, args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-loop-"))
+    db_file = tmp / "bench.sqlite3"
+    if backend == "sqlite":
+        os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
+    else:
+        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB}")
+        pg_admin(f"CREATE DATABASE {PG_DB}")
+        os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}"
+    os.environ["DEBUG"] = "0"
+    os.environ["JAIWEB_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ["JAIWEB_IMAGE_BACKEND"] = "local"
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "jaiweb.settings"
+    for name in ("JAIWEB_LLM_MODEL", "JAIWEB_FEED_URL"):  # the offline director, no webhook
+        os.environ.pop(name, None)
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        _bench(backend, args, db_file)
+    finally:
+        if backend == "postgresql":
+            from django.db import connections
+
+            connections.close_all()
+            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.utils import timezone
+
+    from jaiweb.agent.events import RecordingSink
+    from jaiweb.agent.loop import LoopConfig, OperationRun
+    from jaiweb.agent.providers.offline import OfflineDirector
+    from jaiweb.agent.tools import default_tools
+    from jaiweb.render.services import credits_grant
+    from jaiweb.store.leases import operation_claim
+    from jaiweb.store.services import operation_accept, session_create
+
+    owner = get_user_model().objects.create(username="bench")
+    credits_grant(user=owner, amount=10 * (args.runs * args.prompts + 10) + 10_000)
+    connection.ensure_connection()
+    if backend == "sqlite":
+        with connection.cursor() as cur:
+            mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
+            sync = cur.execute("PRAGMA synchronous").fetchone()[0]
+        import sqlite3
+
+        print(
+            f"  sqlite {sqlite3.sqlite_version}, temp file on {fs_type(db_file)} "
+            f"(journal_mode={mode}, synchronous={sync}, BEGIN IMMEDIATE)"
+        )
+    else:
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit')"
+            )
+            version, fsync, sync = cur.fetchone()
+        print(f"  {version.split(' on ')[0]}, fsync={fsync}, synchronous_commit={sync}")
+
+    config = LoopConfig()
+    meter = Meter()
+    provider = TimedProvider(OfflineDirector(), meter)
+    events = RecordingSink()
+    counter = iter(range(1, 10**9))
+
+    def one_operation(session) -> dict:
+        """Accept, claim and run one prompt; the figures of its run."""
+        n = next(counter)
+        text = PROMPT.format(n=n) + f"场景：{SCENES[n % len(SCENES)]}。"
+        start = time.perf_counter()
+        op_id = operation_accept(session_id=session.id, text=text).operation_id
+        lease = operation_claim(
+            owner="bench-runner",
+            now=timezone.now(),
+            lease_seconds=config.lease_seconds,
+            operation_id=op_id,
+        )
+        assert lease is not None
+        ready = time.perf_counter()
+        meter.reset()
+        before = len(events.events)
+        status = OperationRun(
+            lease=lease,
+            provider=provider,
+            tools=timed_tools(default_tools(), meter),
+            events=events,
+            config=config,
+        ).run()
+        end = time.perf_counter()
+        out = {
+            "accept+claim": ready - start,
+            "total": end - ready,
+            "status": status,
+            "events": len(events.events) - before,
+            "tool_steps": sum(1 for _, e in events.events[before:] if e["type"] == "tool_started"),
+            "compactions": sum(1 for _, e in events.events[before:] if e["type"] == "compaction"),
+            "writes_n": len(meter.writes),
+            "window": meter.stream_window,
+            "write_calls": list(meter.writes),
+            "phase_time": dict(meter.phase_time),
+            "read_calls": {k: list(v) for k, v in meter.detail.items()},
+        }
+        for c in COMPONENTS:
+            out[c] = meter.total(c)
+            for phase in ("model", "tool", "turn"):
+                out[f"{phase}.{c}"] = meter.total(c, phase)
+        return out
+
+    undo = instrument(meter, connection)
+    try:
+        warm = session_create(owner=owner, title="warm-up", initial_app_state=INITIAL_STATE)
+        one_operation(warm)
+        runs: list[list[dict]] = []
+        for r in range(args.runs):
+            session = session_create(
+                owner=owner, title=f"bench run {r}", initial_app_state=INITIAL_STATE
+            )
+            runs.append([one_operation(session) for _ in range(args.prompts)])
+    finally:
+        undo()
+
+    ops = [op for run in runs for op in run]
+    bad = [op["status"] for op in ops if op["status"] != "finished"]
+    compactions = sum(op["compactions"] for op in ops)
+    tool_steps = statistics.fmean(op["tool_steps"] for op in ops)
+    events_per_op = statistics.fmean(op["events"] for op in ops)
+
+    def per_op(key: str) -> float:
+        """Median over runs of the run's mean per operation, in ms."""
+        return statistics.median(statistics.fmean(op[key] for op in run) for run in runs) * 1e3
+
+    total = per_op("total")
+    parts = {c: per_op(c) for c in COMPONENTS}
+    rest = total - sum(parts.values())
+    share = parts["writes"] / total
+    print(
+        f"  agent loop: {args.runs} runs x {args.prompts} operations (+1 warm-up), each 2 model "
+        f"calls + 2 tool steps (set_character_state, generate_image); {len(ops)} ops, "
+        f"{len(bad)} not finished, {tool_steps:g} tool steps/op, "
+        f"{compactions} compactions; RecordingSink, {events_per_op:.0f} events/op; "
+        f"LoopConfig() defaults (delta_interval {config.delta_interval_seconds}s, "
+        f"context_budget {config.context_budget}, lease {config.lease_seconds}s)"
+    )
+    head = (
+        f"    {'ms':<34}{'total':>8}{'provider':>10}{'tools':>8}{'j.writes':>10}"
+        f"{'j.reads':>9}{'rest':>8}{'writes':>8}"
+    )
+    print(head)
+
+    def row(name: str, tot: float, comp: dict[str, float]) -> None:
+        other = tot - sum(comp.values())
+        print(
+            f"    {name:<34}{tot:8.2f}{comp['provider']:10.2f}{comp['tools']:8.2f}"
+            f"{comp['writes']:10.2f}{comp['reads']:9.2f}{other:8.2f}"
+            f"{comp['writes'] / tot:8.0%}"
+        )
+
+    row("per operation", total, parts)
+    row("per tool step (operation / 2)", total / 2, {c: v / 2 for c, v in parts.items()})
+    phase_names = {
+        "model": "  in model steps (2/op)",
+        "tool": "  in tool steps (2/op)",
+        "turn": "  in loop turns (reads, finish)",
+    }
+    for phase, name in phase_names.items():
+        comp = {c: per_op(f"{phase}.{c}") for c in COMPONENTS}
+        if phase == "turn":
+            ptot = total - sum(
+                statistics.median(
+                    statistics.fmean(op["phase_time"].get(p, 0.0) for op in run) for run in runs
+                )
+                * 1e3
+                for p in ("model", "tool")
+            )
+        else:
+            ptot = (
+                statistics.median(
+                    statistics.fmean(op["phase_time"].get(phase, 0.0) for op in run) for run in runs
+                )
+                * 1e3
+            )
+        row(name, ptot, comp)
+    op_totals = sorted(op["total"] * 1e3 for op in ops)
+    print(
+        f"    operation total over all {len(ops)} ops: median {statistics.median(op_totals):.2f} "
+        f"ms, p90 {op_totals[int(len(op_totals) * 0.9)]:.2f} ms; first/last op of a run: "
+        f"{statistics.median(r[0]['total'] for r in runs) * 1e3:.2f} / "
+        f"{statistics.median(r[-1]['total'] for r in runs) * 1e3:.2f} ms"
+    )
+    print(
+        f"    rest = the loop itself ({rest:.2f} ms/op: Operation load, session refresh, "
+        f"derive_messages, pydantic, events); stream window (provider + the loop's handling "
+        f"of the deltas) {per_op('window'):.2f} ms/op; outside the loop: accept + claim "
+        f"{per_op('accept+claim'):.2f} ms/op"
+    )
+    reads = ", ".join(
+        f"{name} {len(times) / len(ops):g}x {statistics.median(times) * 1e3:.3f} ms"
+        for name in ("operation_records", "recovery_evidence", "branch_get")
+        for times in [[t for op in ops for t in op["read_calls"].get(name, [])]]
+        if times
+    )
+    print(f"    journal reads per op (calls x median ms): {reads}")
+    verdict = "met" if share <= 0.25 else "MISSED"
+    print(f"    journal writes / tool step: {share:.0%}   (target <= 25% on SQLite) {verdict}")
+    if share > 0.25:
+        _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter)
+
+    _render_bench(args, owner)
+
+
+def _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter):
+    from jaiweb.agent import loop
+
+    by_label: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for op in ops:
+        for label, spent, commit in op["write_calls"]:
+            by_label[label].append((spent, commit))
+    n_ops = len(ops)
+    calls = sum(len(v) for v in by_label.values())
+    all_times = [s for v in by_label.values() for s, _ in v]
+    print(
+        f"  where the write time goes: {calls / n_ops:g} run_append calls/op, median "
+        f"{statistics.median(all_times) * 1e3:.3f} ms each (COMMIT median "
+        f"{statistics.median(c for v in by_label.values() for _, c in v) * 1e3:.3f} ms):"
+    )
+
+    # the statements of each kind of write, from one more operation traced (not timed)
+    statements: dict[str, list[str]] = {}
+    real = loop.run_append
+    if backend == "sqlite":
+        raw = connection.connection
+
+        def traced(**kwargs):
+            seen: list[str] = []
+            raw.set_trace_callback(seen.append)
+            try:
+                return real(**kwargs)
+            finally:
+                raw.set_trace_callback(None)
+                label = write_label(kwargs.get("records", ()), kwargs.get("entries", ()))
+                statements.setdefault(label, seen)
+
+    else:
+
+        def traced(**kwargs):
+            seen: list[str] = []
+
+            def spy(execute, sql, params, many, context):
+                seen.append(sql)
+                return execute(sql, params, many, context)
+
+            try:
+                with connection.execute_wrapper(spy):
+                    return real(**kwargs)
+            finally:
+                label = write_label(kwargs.get("records", ()), kwargs.get("entries", ()))
+                statements.setdefault(label, [*seen, "(COMMIT by the driver)"])
+
+    loop.run_append = traced
+    try:
+        one_operation(session_create(owner=owner, title="traced", initial_app_state=INITIAL_STATE))
+    finally:
+        loop.run_append = real
+
+    print(
+        f"    {'run_append of':<42}{'calls/op':>9}{'median ms':>11}{'COMMIT ms':>11}"
+        f"{'other ms':>10}{'stmts':>7}"
+    )
+    for label, values in sorted(by_label.items(), key=lambda kv: -sum(s for s, _ in kv[1])):
+        spent = statistics.median(s for s, _ in values)
+        commit = statistics.median(c for _, c in values)
+        print(
+            f"    {label:<42}{len(values) / n_ops:9.2f}{spent * 1e3:11.3f}{commit * 1e3:11.3f}"
+            f"{(spent - commit) * 1e3:10.3f}{len(statements.get(label, [])):7d}"
+        )
+    if backend == "sqlite":
+        print("    (the SQLite trace repeats a statement once for each trigger it fires)")
+    for label, sqls in statements.items():
+        print(f"    statements of one '{label}':")
+        for sql in sqls:
+            print(f"      {short_sql(sql)}")
+
+
+def short_sql(sql: str, width: int = 110) -> str:
+    sql = " ".join(sql.split())
+    return sql if len(sql) <= width else sql[: width - 3] + "..."
+
+
+def _render_bench(args: argparse.Namespace, owner) -> None:
+    from jaiweb.agent.state import AppState
+    from jaiweb.render.renderers import LocalRenderer
+    from jaiweb.render.services import render_request
+
+    characters = AppState.of(INITIAL_STATE).as_json()["characters"]
+    characters["猪猪侠"] = {"buff": "超级棒棒糖(功夫大师)", "skill": "降龙十巴掌", "mood": "得意"}
+
+    def params(i: int) -> dict:
+        return {"prompt": PROMPT.format(n=i) + SCENES[i % len(SCENES)], "characters": characters}
+
+    renderer = LocalRenderer()
+    n, runs = args.renders, args.render_runs
+    alone = []
+    for r in range(runs):
+        batch = [params(r * n + i) for i in range(n)]
+        start = time.perf_counter()
+        for p in batch:
+            renderer.render(p)
+        alone.append(time.perf_counter() - start)
+    t_alone = statistics.median(alone)
+
+    m = args.service_renders
+    served = []
+    for r in range(runs):
+        batch = [(f"bench-{r}-{i}", params(10**6 + r * m + i)) for i in range(m)]
+        start = time.perf_counter()
+        for key, p in batch:
+            result = render_request(user=owner, key=key, params=p)
+            assert not result.replayed
+        served.append(time.perf_counter() - start)
+    t_served = statistics.median(served)
+    size = len(renderer.render(params(0)).data)
+    print(f"  panels/s, median of {runs} runs (SVG of {size:,} B, 1 character):")
+    print(
+        f"    LocalRenderer().render alone, {n} a run:  {n / t_alone:8.0f} panels/s "
+        f"({t_alone / n * 1e3:.3f} ms each)"
+    )
+    print(
+        f"    render_request, fresh key, {m} a run:     {m / t_served:8.0f} panels/s "
+        f"({t_served / m * 1e3:.3f} ms each: job + render + file fsync + charge commit)"
+    )
+
+
+# --- the default run: one child per backend ---------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+    parser.add_argument("--prompts", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--renders", type=int, default=500)
+    parser.add_argument("--service-renders", type=int, default=100)
+    parser.add_argument("--render-runs", type=int, default=5)
+    args = parser.parse_args()
+    if args.backend:
+        run_backend(args.backend, args)
+        return
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(
+        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
+        f"load {os.getloadavg()[0]:.2f}; medians of repeated runs"
+    )
+    print(
+        f"workload: {args.runs} runs x {args.prompts} prompts (offline director, local "
+        f"renderer); renderer {args.renders} panels x {args.render_runs} runs; render_request "
+        f"{args.service_renders} panels x {args.render_runs} runs"
+    )
+    passthrough = [
+        f"--prompts={args.prompts}",
+        f"--runs={args.runs}",
+        f"--renders={args.renders}",
+        f"--service-renders={args.service_renders}",
+        f"--render-runs={args.render_runs}",
+    ]
+    for backend in ("sqlite", "postgresql"):
+        print(f"\n[{backend}]", flush=True)
+        subprocess.run([sys.executable, __file__, "--backend", backend, *passthrough], check=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""`python manage.py runagents`: runners only, for scale-out (web processes run daphne)."""
+
+import signal
+import threading
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from jaiweb.agent.events import ChannelLayerSink
+from jaiweb.agent.runner import Runner, RunnerConfig
+
+
+class Command(BaseCommand):
+    help = "Recover unfinished operations, then claim and run accepted ones until stopped."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--workers", type=int, default=4, help="operations run at once")
+
+    def handle(self, *args, workers, **options):
+        if not settings.REDIS_URL:
+            self.stderr.write(
+                "warning: REDIS_URL is not set, so browsers watching through a web process "
+                "will not see this runner's live events (the journal still has everything)"
+            )
+        runner = Runner(events=ChannelLayerSink(), config=RunnerConfig(workers=max(1, workers)))
+        for line in runner.recover():
+            self.stdout.write(f"recovery: {line}")
+        self.stdout.write(f"jaiweb runner {runner.identity} running {workers} worker(s)")
+        self.stdout.flush()
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        runner.run_until(stop)
+        self.stdout.write("jaiweb runner stopped")

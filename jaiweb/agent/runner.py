@@ -1,0 +1,269 @@
+"""Runners: claim accepted operations from the database and run them, one thread each.
+
+The queue is the operations table itself. A runner first takes over the leases of
+holders that ran on this host and are gone (so a restarted studio recovers at once),
+then claims the oldest claimable operation under a lease, and runs it in a worker
+thread — a run goes on when the browser tab that started it closes. An operation that
+keeps killing its runner is not retried forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from jaiweb.agent.events import EventSink, NullSink
+from jaiweb.agent.faults import Faults
+from jaiweb.agent.loop import LoopConfig, OperationRun
+from jaiweb.agent.providers import provider_for_settings
+from jaiweb.agent.providers.base import Provider
+from jaiweb.agent.tools import default_tools
+from jaiweb.agent.tools.base import Tool
+from jaiweb.store.errors import LeaseLost
+from jaiweb.store.leases import (
+    Lease,
+    lease_release,
+    leases_of_dead_holders_release,
+    operation_claim,
+)
+from jaiweb.store.models import Operation
+from jaiweb.store.selectors import operation_records, recovery_evidence
+from jaiweb.store.services import operation_park, run_append
+from journal.errors import CorruptedOperationLog
+from journal.records import ErrorInfo, OperationFinished
+from journal.recovery import fold_operation, verdict_for
+
+log = logging.getLogger(__name__)
+HOST = socket.gethostname()
+
+
+def _start_ticks(pid: int) -> str | None:
+    """When a process started (Linux clock ticks since boot): tells a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def runner_identity() -> str:
+    """``host:pid:start``: enough to tell, on this host, whether the holder still runs."""
+    return f"{HOST}:{os.getpid()}:{_start_ticks(os.getpid()) or 0}"
+
+
+def holder_is_gone(owner: str) -> bool:
+    """True only for a holder of this host whose process no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid, _, start = rest.partition(":")
+    if host != HOST or not pid.isdigit():
+        return False  # another host's runner: wait for its lease to expire
+    return _start_ticks(int(pid)) != start
+
+
+@dataclass
+class RunnerConfig:
+    workers: int = 4
+    poll_seconds: float = 0.25
+    max_claims: int = 8  # claims of one operation (a recovery pass counts) before giving up
+    lease_seconds: int = field(default_factory=lambda: settings.JAIWEB_LEASE_SECONDS)
+
+
+class Runner:
+    """Claims and runs operations; ``recover`` is the pass made before anything else."""
+
+    def __init__(
+        self,
+        *,
+        provider_factory: Callable[[], Provider] = provider_for_settings,
+        tools_factory: Callable[[], dict[str, Tool]] = default_tools,
+        events: EventSink | None = None,
+        faults: Faults | None = None,
+        config: RunnerConfig | None = None,
+        loop_config: Callable[[], LoopConfig] = LoopConfig,
+    ) -> None:
+        self.identity = runner_identity()
+        self.provider_factory = provider_factory
+        self.tools_factory = tools_factory
+        self.events = events or NullSink()
+        self.faults = faults or Faults.from_environ()
+        self.config = config or RunnerConfig()
+        self.loop_config = loop_config
+        self.wake = threading.Event()
+
+    # -- one operation ------------------------------------------------------------------
+
+    def claim(self, operation_id: str | None = None) -> Lease | None:
+        now = timezone.now()
+        leases_of_dead_holders_release(is_dead=holder_is_gone, now=now)
+        return operation_claim(
+            owner=self.identity,
+            now=now,
+            lease_seconds=self.config.lease_seconds,
+            operation_id=operation_id,
+        )
+
+    def _operation_run(self, lease: Lease) -> OperationRun:
+        return OperationRun(
+            lease=lease,
+            provider=self.provider_factory(),
+            tools=self.tools_factory(),
+            events=self.events,
+            faults=self.faults,
+            config=self.loop_config(),
+        )
+
+    def run_claimed(self, lease: Lease) -> str:
+        """Run a claimed operation to its end, its parking, or the loss of its lease."""
+        try:
+            if self._given_up(lease):
+                return "given up"
+            return self._operation_run(lease).run()
+        except CorruptedOperationLog as exc:
+            return self._park(lease, f"the operation log is corrupted: {exc.reason}")
+        except Exception:
+            # Not a crash of the process: let another claim try (the claims are counted).
+            log.exception("operation %s failed in its runner", lease.operation_id)
+            lease_release(lease=lease)
+            return "released"
+        finally:
+            close_old_connections()
+
+    def _given_up(self, lease: Lease) -> bool:
+        """After too many claims: finish ``interrupted``, or, with an open dispatch, park."""
+        claims = (
+            Operation.objects.filter(pk=lease.operation_id)
+            .values_list("attempts", flat=True)
+            .first()
+        )
+        if claims is None or claims <= self.config.max_claims:
+            return False
+        records = operation_records(operation_id=lease.operation_id)
+        op = Operation.objects.select_related("session").get(pk=lease.operation_id)
+        verdict = verdict_for(
+            fold_operation(records), recovery_evidence(session=op.session, records=records)
+        )
+        why = f"its runner stopped {claims - 1} times while running it"
+        if verdict.status == "indeterminate_tool":
+            self._park(lease, f"needs attention: {why}")
+        else:
+            finished = OperationFinished(
+                operation_id=lease.operation_id,
+                timestamp=timezone.now(),
+                outcome="interrupted",
+                error=ErrorInfo(code="crash_loop", message=f"stopped retrying: {why}"),
+            )
+            run_append(operation_id=lease.operation_id, fencing=lease.fencing, records=[finished])
+            self.events.emit(
+                op.session_id,
+                {
+                    "type": "operation_finished",
+                    "operation_id": lease.operation_id,
+                    "outcome": "interrupted",
+                },
+            )
+        return True
+
+    def _park(self, lease: Lease, reason: str) -> str:
+        try:
+            operation_park(operation_id=lease.operation_id, fencing=lease.fencing, reason=reason)
+        except LeaseLost:
+            return "lost"
+        return "parked"
+
+    # -- passes -------------------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """One pass over every unfinished, unparked operation: one line each, found and done.
+
+        Decisive steps only (an inferred end, a re-dispatch under the same key, parking);
+        what can simply go on is left to the runners, so the pass never waits on a user.
+        """
+        lines = []
+        ids = list(
+            Operation.objects.filter(outcome__isnull=True, parked_at__isnull=True)
+            .order_by("created_at", "id")
+            .values_list("id", flat=True)
+        )
+        for op_id in ids:
+            lease = self.claim(op_id)
+            if lease is None:
+                lines.append(f"{op_id}: held by a live runner; left alone")
+                continue
+            try:
+                if self._given_up(lease):
+                    lines.append(f"{op_id}: given up after too many claims")
+                    continue
+                lines.append(f"{op_id}: {self._operation_run(lease).settle()}")
+            except CorruptedOperationLog as exc:
+                lines.append(
+                    f"{op_id}: corrupted log ({exc.reason}): "
+                    f"{self._park(lease, f'the operation log is corrupted: {exc.reason}')}"
+                    ", left for an admin"
+                )
+            finally:
+                lease_release(lease=lease)
+        return lines
+
+    def run_until(self, stop: threading.Event) -> None:
+        """Threads only (``runagents``): claim and run until ``stop`` is set."""
+        with ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run") as pool:
+            busy = threading.Semaphore(self.config.workers)
+            while not stop.is_set():
+                if not busy.acquire(timeout=self.config.poll_seconds):
+                    continue
+                lease = self.claim()
+                close_old_connections()
+                if lease is None:
+                    busy.release()
+                    self.wake.wait(self.config.poll_seconds)
+                    self.wake.clear()
+                    continue
+
+                def run(lease=lease):
+                    try:
+                        self.run_claimed(lease)
+                    finally:
+                        busy.release()
+                        connection.close()
+
+                pool.submit(run)
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        """On daphne's loop (``studio``): the recovery pass, then claims; runs go to threads."""
+        loop = asyncio.get_running_loop()
+        pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run")
+        busy = asyncio.Semaphore(self.config.workers)
+
+        def in_thread(fn, *args):
+            def call():
+                try:
+                    return fn(*args)
+                finally:
+                    connection.close()
+
+            return loop.run_in_executor(pool, call)
+
+        for line in await in_thread(self.recover):
+            log.warning("recovery: %s", line)
+        while not stop.is_set():
+            await busy.acquire()
+            lease = await in_thread(self.claim)
+            if lease is None:
+                busy.release()
+                await asyncio.to_thread(self.wake.wait, self.config.poll_seconds)
+                self.wake.clear()
+                continue
+            task = in_thread(self.run_claimed, lease)
+            task.add_done_callback(lambda _f: busy.release())
+        pool.shutdown(wait=False)

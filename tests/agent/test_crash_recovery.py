@@ -1,0 +1,161 @@
+"""Real crashes: a `manage.py studio` child dies at a fault point; a new one recovers.
+
+After recovery the session's tree has the shape of a crash-free run, each rendered panel
+was charged once, no durable reply was asked of the model again, and an at-most-once
+call that may have happened waits in the recovery inbox instead of running twice.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.feed.models import FeedPost
+from jaiweb.render.models import LedgerEntry
+from jaiweb.store.models import Entry, Operation
+from jaiweb.store.selectors import operation_records
+from jaiweb.store.services import operation_accept, session_create
+from tests.agent.processes import studio
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+STORY = "吃下超级棒棒糖，上擂台对决超人强！"
+CRASH_FREE_SHAPE = [
+    "user",
+    "assistant",
+    "app_state",
+    "tool_result:set_character_state",
+    "tool_result:generate_image",
+    "assistant",
+]
+
+
+def kinds(session) -> list[str]:
+    out = []
+    for row in Entry.objects.filter(session=session).order_by("seq"):
+        e = row.to_journal()
+        if e.type == "message":
+            m = e.message
+            out.append(f"tool_result:{m.tool_name}" if m.role == "tool_result" else m.role)
+        else:
+            out.append(e.type)
+    return out
+
+
+def wait_until(predicate, timeout: float = 30, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {"JAIWEB_MEDIA_ROOT": str(tmp_path / "media"), "JAIWEB_LEASE_SECONDS": "5"}
+
+
+@pytest.fixture
+def auto_session(alice):
+    state = {**DEFAULT_STATE, "permission_mode": "auto"}
+    return session_create(owner=alice, title="crash", initial_app_state=state)
+
+
+POINTS = [
+    "after_accept",
+    "after_model_attempted",
+    "mid_stream",
+    "after_assistant_entry",
+    "after_usage",
+    "after_t1:generate_image",
+    "during_tool:generate_image",
+    "after_tool_effect:generate_image",
+    "after_t2:generate_image",
+    "after_input_entry",
+    "before_finish",
+]
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_crash_at_each_point_recovers_to_the_crash_free_shape(point, auto_session, env):
+    op = operation_accept(session_id=auto_session.id, text=STORY).operation_id
+    if point == "after_input_entry":  # a steering input, so that point is reached
+        operation_accept(session_id=auto_session.id, text="再画得热闹一点")
+    first = studio(connection.settings_dict, env={**env, "JAIWEB_CRASH_AT": point})
+    try:
+        assert first.wait_exit(60) == 137, "\n".join(first.err[-20:])
+        assert any(f"JAIWEB_CRASHED {point.split(':')[0]}" in line for line in first.err)
+    finally:
+        first.stop()
+    second = studio(connection.settings_dict, env=env)
+    try:
+        wait_until(lambda: Operation.objects.get(pk=op).outcome is not None, 60, "the run")
+    finally:
+        second.stop()
+
+    assert Operation.objects.get(pk=op).outcome == "completed"
+    shape = kinds(auto_session)
+    if point == "after_input_entry":
+        # queued before the first model call, the input joins at that first step boundary
+        assert shape == ["user", "user", "assistant", "tool_result:generate_image", "assistant"]
+    else:
+        assert shape == CRASH_FREE_SHAPE
+    assert LedgerEntry.objects.filter(kind="charge").count() == 1  # one panel, one charge
+    types = [r.type for r in operation_records(operation_id=op)]
+    replies = shape.count("assistant")
+    lost_stream = point in ("after_model_attempted", "mid_stream")  # no durable reply yet
+    assert types.count("model_attempted") == replies + (1 if lost_stream else 0), (
+        "a reply that was already durable was asked of the model again"
+    )
+    assert types.count("usage_settled") == replies  # every reply's usage settled once
+    call_command("journal_check", stdout=open("/dev/null", "w"))  # noqa: SIM115
+
+
+def test_an_at_most_once_call_that_may_have_happened_waits_in_the_inbox(auto_session, env):
+    first_op = operation_accept(session_id=auto_session.id, text=STORY).operation_id
+    runner = studio(connection.settings_dict, env=env)
+    try:
+        runner.wait_for("listening")
+        wait_until(lambda: Operation.objects.get(pk=first_op).outcome is not None, 60, "panel")
+    finally:
+        runner.stop()
+    op = operation_accept(session_id=auto_session.id, text="/publish 第一格").operation_id
+    crashing = studio(
+        connection.settings_dict, env={**env, "JAIWEB_CRASH_AT": "after_tool_effect:publish_panel"}
+    )
+    try:
+        # publish_panel always asks first: approve it from "the browser"
+        from jaiweb.store.services import operation_approval_decide
+        from journal.recovery import fold_operation
+
+        def asked():
+            log = fold_operation(operation_records(operation_id=op))
+            return any(c.approval == "pending" for c in log.calls.values())
+
+        wait_until(asked, 60, "the approval request")
+        call_id = next(
+            c for c, s in fold_operation(operation_records(operation_id=op)).calls.items()
+        )
+        operation_approval_decide(
+            operation_id=op, tool_call_id=call_id, decision="approved", by="alice"
+        )
+        assert crashing.wait_exit(60) == 137
+    finally:
+        crashing.stop()
+    assert FeedPost.objects.count() == 1  # the post was really made before the crash
+    second = studio(connection.settings_dict, env=env)
+    try:
+        wait_until(lambda: Operation.objects.get(pk=op).parked_at is not None, 60, "parking")
+    finally:
+        second.stop()
+    parked = Operation.objects.get(pk=op)
+    assert parked.outcome is None and parked.lease_owner is None
+    assert "publish_panel" in parked.attention
+    assert FeedPost.objects.count() == 1  # not posted twice
+    with pytest.raises(Exception, match="waiting for an admin"):
+        operation_accept(session_id=auto_session.id, text="再来一格")
