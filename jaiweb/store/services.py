@@ -31,9 +31,14 @@ from jaiweb.store.errors import (
 )
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
-from jaiweb.store.selectors import app_state_at, entry_exists, operation_records
+from jaiweb.store.selectors import (
+    app_state_at,
+    entry_exists,
+    entry_ids_among,
+    operation_records,
+)
 from journal.entries import Entry as JournalEntry
-from journal.entries import MessageEntry, UserMessage
+from journal.entries import MessageEntry, ToolResultMessage, UserMessage
 from journal.errors import UnknownEntry
 from journal.jsonvalues import check_json, check_text
 from journal.navigation import branch_entry_to
@@ -42,6 +47,7 @@ from journal.records import (
     InputQueued,
     OperationAccepted,
     StopRequested,
+    ToolResolved,
 )
 from journal.records import Record as JournalRecord
 from journal.recovery import fold_operation
@@ -334,3 +340,87 @@ def operation_park(
         )
         if not parked:
             raise LeaseLost(operation_id, fencing)
+
+
+def operation_tool_resolve(
+    *,
+    operation_id: str,
+    tool_call_id: str,
+    resolution: str,
+    by: str,
+    reason: str,
+    content: str = "",
+    details: dict | None = None,
+    now: datetime | None = None,
+) -> None:
+    """An admin's decision on a parked call, committed with its consequence.
+
+    ``retry``: the call awaits a new dispatch under the same key. ``confirmed``: the
+    effect happened; ``content``/``details`` become its result entry. ``failed``: an error
+    result saying the outcome is unknown and was not repeated. The operation leaves the
+    inbox once none of its calls is open, and a runner takes it from there.
+    """
+    if resolution not in ("retry", "confirmed", "failed"):
+        raise OperationStateConflict(f"unknown resolution {resolution!r}")
+    reason = check_text(reason.strip())
+    if not reason:
+        raise InvalidEntry("a resolution needs a reason (it is kept in the journal)")
+    now = now or timezone.now()
+    with transaction.atomic():
+        op = Operation.objects.select_related("session").filter(pk=operation_id).first()
+        if op is None:
+            raise OperationNotFound(operation_id)
+        session = _locked_session(op.session_id)
+        op = _locked_running(operation_id)
+        if not op.is_parked:
+            raise OperationStateConflict(f"operation {operation_id!r} is not in the inbox")
+        records = operation_records(operation_id=op.id)
+        log = fold_operation(records)
+        call = log.calls.get(tool_call_id)
+        dispatch = call.dispatch if call else None
+        present = entry_ids_among(
+            session=session,
+            ids=[d.result_entry_id for c in log.calls.values() for d in c.dispatches],
+        )
+        if dispatch is None or dispatch.result_entry_id in present or call.retry_after_dispatch:
+            raise OperationStateConflict(f"call {tool_call_id!r} is not waiting in the inbox")
+        resolved = ToolResolved(
+            operation_id=op.id,
+            timestamp=now,
+            tool_call_id=tool_call_id,
+            resolution=resolution,
+            by=by,
+            reason=reason,
+        )
+        if resolution != "retry":
+            failed = resolution == "failed"
+            result = MessageEntry(
+                id=dispatch.result_entry_id,
+                parent_id=session.leaf_id,
+                timestamp=now,
+                message=ToolResultMessage(
+                    tool_call_id=tool_call_id,
+                    tool_name=dispatch.tool_name,
+                    content=check_text(content.strip())
+                    or (
+                        f"the outcome is unknown and it was not repeated ({reason})"
+                        if failed
+                        else f"confirmed by {by}: {reason}"
+                    ),
+                    is_error=failed,
+                    details=check_json(details or {}),
+                ),
+            )
+            append_entries(session.id, [result], expected_leaf_id=session.leaf_id, now=now)
+            present.add(result.id)
+        append_records(op.id, [resolved], fencing=None, now=now)
+        still_open = [
+            c
+            for c in log.calls.values()
+            if c.dispatch is not None
+            and c.tool_call_id != tool_call_id
+            and c.dispatch.result_entry_id not in present
+            and not c.retry_after_dispatch
+        ]
+        if not still_open:
+            Operation.objects.filter(pk=op.id).update(parked_at=None, attention="")
