@@ -159,3 +159,82 @@ def test_an_at_most_once_call_that_may_have_happened_waits_in_the_inbox(auto_ses
     assert FeedPost.objects.count() == 1  # not posted twice
     with pytest.raises(Exception, match="waiting for an admin"):
         operation_accept(session_id=auto_session.id, text="再来一格")
+
+
+def test_sigkill_while_paused_inside_the_render_charges_once(auto_session, env, tmp_path):
+    op = operation_accept(session_id=auto_session.id, text=STORY).operation_id
+    pause_file = tmp_path / "paused"
+    first = studio(
+        connection.settings_dict,
+        env={
+            **env,
+            "JAIWEB_PAUSE_AT": "during_tool:generate_image",
+            "JAIWEB_PAUSE_FILE": str(pause_file),
+        },
+    )
+    try:
+        wait_until(pause_file.exists, 60, "the pause inside the tool")
+        assert any("JAIWEB_PAUSED during_tool" in line for line in first.err)
+        assert LedgerEntry.objects.filter(kind="charge").count() == 1  # rendered and charged
+    finally:
+        first.stop()  # SIGKILL, from outside
+    second = studio(connection.settings_dict, env=env)
+    try:
+        wait_until(lambda: Operation.objects.get(pk=op).outcome is not None, 60, "the run")
+    finally:
+        second.stop()
+    assert kinds(auto_session) == CRASH_FREE_SHAPE
+    assert LedgerEntry.objects.filter(kind="charge").count() == 1
+    t1s = [
+        r
+        for r in operation_records(operation_id=op)
+        if r.type == "tool_dispatched" and r.tool_name == "generate_image"
+    ]
+    assert [t.dispatch_attempt for t in t1s] == [1, 2]  # same key, the stored panel returned
+
+
+@pytest.mark.parametrize("decided_while_down", [False, True])
+def test_a_restart_asks_a_pending_approval_again_unless_it_was_decided(
+    decided_while_down, alice, env
+):
+    from jaiweb.store.services import operation_approval_decide
+    from journal.recovery import fold_operation
+
+    session = session_create(owner=alice, title="ask", initial_app_state=DEFAULT_STATE)
+    op = operation_accept(session_id=session.id, text=STORY).operation_id
+    first = studio(
+        connection.settings_dict, env={**env, "JAIWEB_CRASH_AT": "awaiting_approval:generate_image"}
+    )
+    try:
+        assert first.wait_exit(60) == 137
+    finally:
+        first.stop()
+
+    def call_id():
+        calls = fold_operation(operation_records(operation_id=op)).calls
+        return next(c for c, s in calls.items() if s.approval is not None)
+
+    if decided_while_down:
+        operation_approval_decide(
+            operation_id=op, tool_call_id=call_id(), decision="approved", by="alice"
+        )
+    second = studio(connection.settings_dict, env=env)
+    try:
+        if not decided_while_down:
+
+            def asked_again():
+                types = [r.type for r in operation_records(operation_id=op)]
+                return types.count("approval_requested") == 2
+
+            wait_until(asked_again, 60, "the approval asked again")
+            operation_approval_decide(
+                operation_id=op, tool_call_id=call_id(), decision="approved", by="alice"
+            )
+        wait_until(lambda: Operation.objects.get(pk=op).outcome is not None, 60, "the run")
+    finally:
+        second.stop()
+    types = [r.type for r in operation_records(operation_id=op)]
+    assert types.count("approval_requested") == (1 if decided_while_down else 2)
+    assert types.count("approval_decided") == 1
+    assert kinds(session) == CRASH_FREE_SHAPE
+    assert LedgerEntry.objects.filter(kind="charge").count() == 1
