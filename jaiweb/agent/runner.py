@@ -215,6 +215,19 @@ class Runner:
                 lease_release(lease=lease)
         return lines
 
+    def takeover(self) -> str:
+        """The start-up pass of a long-running runner: free the leases of dead local holders
+        and count what is unfinished. Each operation is then recovered when it is claimed —
+        the loop acts on every verdict — so the first one resumes at once, not after a pass
+        over all of them."""
+        released = leases_of_dead_holders_release(is_dead=holder_is_gone, now=timezone.now())
+        waiting = Operation.objects.filter(outcome__isnull=True, parked_at__isnull=True).count()
+        parked = Operation.objects.filter(outcome__isnull=True, parked_at__isnull=False).count()
+        return (
+            f"{waiting} unfinished operation(s) to resume ({len(released)} from runners "
+            f"of this host that are gone); {parked} waiting in the recovery inbox"
+        )
+
     def run_until(self, stop: threading.Event) -> None:
         """Threads only (``runagents``): claim and run until ``stop`` is set."""
         with ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run") as pool:
@@ -254,8 +267,7 @@ class Runner:
 
             return loop.run_in_executor(pool, call)
 
-        for line in await in_thread(self.recover):
-            log.warning("recovery: %s", line)
+        log.warning("recovery: %s", await in_thread(self.takeover))
         while not stop.is_set():
             await busy.acquire()
             lease = await in_thread(self.claim)

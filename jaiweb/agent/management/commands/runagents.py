@@ -23,8 +23,7 @@ class Command(BaseCommand):
                 "will not see this runner's live events (the journal still has everything)"
             )
         runner = Runner(events=ChannelLayerSink(), config=RunnerConfig(workers=max(1, workers)))
-        for line in runner.recover():
-            self.stdout.write(f"recovery: {line}")
+        self.stdout.write(f"recovery: {runner.takeover()}")
         self.stdout.write(f"jaiweb runner {runner.identity} running {workers} worker(s)")
         self.stdout.flush()
         stop = threading.Event()
