@@ -42,9 +42,7 @@ from jaiweb.agent.providers.base import (
     ProviderError,
     RawToolCall,
     Reply,
-    StreamEnd,
     TextDelta,
-    ToolCallDelta,
     TransientProviderError,
     add,
 )
@@ -459,54 +457,37 @@ class OperationRun:
         self.faults.reach("after_usage")
 
     def _stream(self, messages: list[ContextMessage], attempt_id: str) -> Reply:
+        """Stream one reply; its text goes out as deltas, coalesced to one per interval."""
         reply, parts = Reply(), {}
-        buffered, last_flush, first = "", time.monotonic(), True
+        pending, last_flush, first = "", time.monotonic(), True
         specs = [tool.spec() for tool in self.tools.values()]
-        for event in self.provider.stream(messages, specs):
-            add(reply, parts, event)
-            if isinstance(event, TextDelta):
-                buffered += event.text
-                if first:
-                    first = False
-                    self._emit(
-                        {
-                            "type": "text_delta",
-                            "attempt_id": attempt_id,
-                            "text": buffered,
-                            "offline": self.provider.offline,
-                        }
-                    )
-                    buffered, last_flush = "", time.monotonic()
-                    self.faults.reach("mid_stream")
-                elif time.monotonic() - last_flush >= self.config.delta_interval_seconds:
-                    self._emit(
-                        {
-                            "type": "text_delta",
-                            "attempt_id": attempt_id,
-                            "text": buffered,
-                            "offline": self.provider.offline,
-                        }
-                    )
-                    buffered, last_flush = "", time.monotonic()
-            elif isinstance(event, ToolCallDelta | StreamEnd) and buffered:
+
+        def flush() -> None:
+            nonlocal pending, last_flush
+            if pending:
                 self._emit(
                     {
                         "type": "text_delta",
                         "attempt_id": attempt_id,
-                        "text": buffered,
+                        "text": pending,
                         "offline": self.provider.offline,
                     }
                 )
-                buffered = ""
-        if buffered:
-            self._emit(
-                {
-                    "type": "text_delta",
-                    "attempt_id": attempt_id,
-                    "text": buffered,
-                    "offline": self.provider.offline,
-                }
-            )
+            pending, last_flush = "", time.monotonic()
+
+        for event in self.provider.stream(messages, specs):
+            add(reply, parts, event)
+            if isinstance(event, TextDelta):
+                pending += event.text
+                if first:  # the first words go out at once: that is what a user waits for
+                    first = False
+                    flush()
+                    self.faults.reach("mid_stream")
+                elif time.monotonic() - last_flush >= self.config.delta_interval_seconds:
+                    flush()
+            else:
+                flush()
+        flush()
         if not reply.complete:
             raise TransientProviderError("the stream ended before the reply was complete")
         return reply
