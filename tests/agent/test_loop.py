@@ -336,3 +336,25 @@ def test_tool_call_ids_are_normalised_unique_in_the_operation():
     ids = [c.id for c in got]
     assert len(set(ids)) == 4 and "call_2" not in ids
     assert got[2].arguments == {"_unparsed": "[1]"} and got[3].arguments == {}
+
+
+def test_stop_while_waiting_for_an_approval(harness):
+    op = harness.prompt("画一格")
+    provider = ScriptedProvider(calls(("generate_image", {"prompt": "擂台"})))
+
+    def user_stops(_seconds):  # the approval is never given: the user presses Stop
+        operation_stop_request(operation_id=op, by="alice")
+
+    assert harness.run(provider, sleep=user_stops) == "finished"
+    assert harness.record_types(op) == [
+        "operation_accepted",
+        "model_attempted",
+        "usage_settled",
+        "approval_requested",
+        "stop_requested",
+        "operation_finished",
+    ]
+    assert harness.records(op)[-1].outcome == "aborted"
+    result = harness.entries()[-1].message
+    assert result.is_error and "stopped" in result.content
+    assert not LedgerEntry.objects.filter(kind="charge").exists()
