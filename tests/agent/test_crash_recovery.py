@@ -274,3 +274,85 @@ def test_a_restart_asks_a_pending_approval_again_unless_it_was_decided(
     assert types.count("approval_decided") == 1
     assert kinds(session) == CRASH_FREE_SHAPE
     assert LedgerEntry.objects.filter(kind="charge").count() == 1
+
+
+def run_here(op: str) -> None:
+    """Run an operation in this process, crash-free (the parts of the story before a crash)."""
+    from django.utils import timezone
+
+    from jaiweb.agent.loop import OperationRun
+    from jaiweb.agent.providers.offline import OfflineDirector
+    from jaiweb.agent.tools import default_tools
+    from jaiweb.store.leases import operation_claim
+
+    lease = operation_claim(owner="test", now=timezone.now(), lease_seconds=60, operation_id=op)
+    assert OperationRun(lease=lease, provider=OfflineDirector(), tools=default_tools()).run() == (
+        "finished"
+    )
+
+
+STORY_POINTS = [
+    "after_accept",
+    "after_model_attempted",
+    "mid_stream",
+    "after_assistant_entry",
+    "after_usage",
+    "after_t1:generate_image",
+    "during_tool:generate_image",
+    "after_tool_effect:generate_image",
+    "after_t2:generate_image",
+    "before_finish",
+]
+
+
+@pytest.mark.parametrize("point", STORY_POINTS)
+def test_a_crash_in_the_finishing_move_of_the_whole_story(point, auto_session, env):
+    """Lollipop → the laxative side story → rewind → the finishing move, crashed at ``point``."""
+    from jaiweb.agent.tools.panels import panels_on
+    from jaiweb.render.models import RenderJob
+    from jaiweb.store.selectors import app_state_at, branch_get
+    from jaiweb.store.services import session_navigate
+    from tests.agent.test_article_story import FINISHER, LAXATIVE, LOLLIPOP
+
+    run_here(operation_accept(session_id=auto_session.id, text=LOLLIPOP).operation_id)
+    auto_session.refresh_from_db()
+    lollipop_end = auto_session.leaf_id
+    run_here(operation_accept(session_id=auto_session.id, text=LAXATIVE).operation_id)
+    auto_session.refresh_from_db()
+    side_story_tip = auto_session.leaf_id
+    session_navigate(session_id=auto_session.id, target_id=lollipop_end)
+    op = operation_accept(session_id=auto_session.id, text=FINISHER).operation_id
+
+    first = studio(connection.settings_dict, env={**env, "JAIWEB_CRASH_AT": point})
+    try:
+        assert first.wait_exit(60) == 137, "\n".join(first.err[-20:])
+    finally:
+        first.stop()
+    second = studio(connection.settings_dict, env=env)
+    try:
+        wait_until(lambda: Operation.objects.get(pk=op).outcome is not None, 60, "the run")
+    finally:
+        second.stop()
+
+    assert Operation.objects.get(pk=op).outcome == "completed"
+    auto_session.refresh_from_db()
+    branch = branch_get(session=auto_session)
+    shape = kinds(auto_session)
+    assert shape[-5:] == [
+        "branch",
+        "user",
+        "assistant",
+        "tool_result:generate_image",
+        "assistant",
+    ]  # the finishing move, as in a crash-free run
+    panels = panels_on(branch)
+    assert len(panels) == 2
+    final = RenderJob.objects.get(result__image_id=panels[-1]["image_id"])
+    assert final.params["characters"]["猪猪侠"]["skill"] == "降龙十巴掌"
+    assert "拉肚子" not in str(final.params)  # the side story's state never leaks
+    assert "拉肚子" in str(app_state_at(session=auto_session, leaf_id=side_story_tip))
+    assert LedgerEntry.objects.filter(kind="charge").count() == 3  # three panels, three charges
+    types = [r.type for r in operation_records(operation_id=op)]
+    lost_stream = point in ("after_model_attempted", "mid_stream")
+    assert types.count("model_attempted") == 2 + (1 if lost_stream else 0)
+    call_command("journal_check", stdout=open("/dev/null", "w"))  # noqa: SIM115
