@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, JsonValue, StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
 
 def check_text(value: str) -> str:
@@ -16,24 +16,35 @@ def check_text(value: str) -> str:
 
 
 def check_json(value: Any) -> Any:
-    """Walk a JSON value: no NUL in any key or string, only finite numbers."""
+    """Walk a JSON value: only JSON types, no NUL in any key or string, only finite numbers.
+
+    One walk does what pydantic's recursive ``JsonValue`` would do, several times faster:
+    reading a 10,000-entry branch is mostly this.
+    """
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            check_text(item)
-        elif isinstance(item, float):
+        kind = type(item)
+        if kind is str:
+            if "\x00" in item:
+                raise ValueError("text must not contain the NUL character (U+0000)")
+        elif kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    raise ValueError(f"object keys must be strings, got {type(key).__name__}")
+                if "\x00" in key:
+                    raise ValueError("text must not contain the NUL character (U+0000)")
+                stack.append(child)
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
             if not math.isfinite(item):
                 raise ValueError("numbers must be finite (no NaN or Infinity)")
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                check_text(key)
-                stack.append(child)
-        elif isinstance(item, list):
-            stack.extend(item)
+        elif item is not None and kind not in (int, bool):
+            raise ValueError(f"not a JSON value: {kind.__name__}")
     return value
 
 
 Text = Annotated[str, AfterValidator(check_text)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(check_text)]
-JsonObject = Annotated[dict[str, JsonValue], AfterValidator(check_json)]
+JsonObject = Annotated[dict[str, Any], AfterValidator(check_json)]
