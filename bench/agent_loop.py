@@ -33,19 +33,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.scratch import scratch_django  # noqa: E402
 
-PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
 PG_DB = "jaiweb_bench_loop"
 PROMPT = "第{n}回合：猪猪侠吃下超级棒棒糖，上擂台对决超人强！"
 INITIAL_STATE = {
@@ -234,46 +232,18 @@ def fs_type(path: Path) -> str:
     return kind
 
 
-def pg_admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(
-        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
-    ) as conn:
-        conn.execute(sql)
-
-
 def run_backend(backend: str, args: argparse.Namespace) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-loop-"))
-    db_file = tmp / "bench.sqlite3"
-    if backend == "sqlite":
-        os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
-    else:
-        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB}")
-        pg_admin(f"CREATE DATABASE {PG_DB}")
-        os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}"
-    os.environ["DEBUG"] = "0"
-    os.environ["JAIWEB_MEDIA_ROOT"] = str(tmp / "media")
-    os.environ["JAIWEB_IMAGE_BACKEND"] = "local"
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
-    os.environ["DJANGO_SETTINGS_MODULE"] = "jaiweb.settings"
-    for name in ("JAIWEB_LLM_MODEL", "JAIWEB_FEED_URL"):  # the offline director, no webhook
-        os.environ.pop(name, None)
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
+    with scratch_django(
+        backend,
+        pg_db=PG_DB,
+        prefix="jaiweb-bench-loop-",
+        env={
+            "JAIWEB_IMAGE_BACKEND": "local",
+            "JAIWEB_LLM_MODEL": "",  # the offline director
+            "JAIWEB_FEED_URL": "",
+        },
+    ) as (db_file, _tmp):
         _bench(backend, args, db_file)
-    finally:
-        if backend == "postgresql":
-            from django.db import connections
-
-            connections.close_all()
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:

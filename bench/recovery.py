@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import socket
 import subprocess
 import sys
@@ -49,8 +48,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.scratch import PG_HOST, PG_PORT, PG_USER, scratch_django  # noqa: E402
 
-PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
 PG_DB = "jaiweb_bench_recovery"
 DEAD_HOLDER = f"{socket.gethostname()}:999999:0"  # this host; pid_max is below 999999
 UNFINISHED_PROMPT = "分镜列表"  # the offline director answers with list_panels: no approval
@@ -100,42 +99,12 @@ print(json.dumps({"start": started, "steps": steps, "released": len(released)}))
 # --- one backend, in its own process ------------------------------------------------
 
 
-def pg_admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(
-        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
-    ) as conn:
-        conn.execute(sql)
-
-
 def run_backend(backend: str, args: argparse.Namespace) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-recovery-"))
-    db_file = tmp / "bench.sqlite3"
-    if backend == "sqlite":
-        os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
-    else:
-        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        pg_admin(f"CREATE DATABASE {PG_DB}")
-        os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}"
-    os.environ["DEBUG"] = "0"
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
+    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-recovery-", env=None) as (
+        db_file,
+        _tmp,
+    ):
         _bench(backend, args, db_file)
-    finally:
-        if backend == "postgresql":
-            from django.db import connections
-
-            connections.close_all()
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:

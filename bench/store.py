@@ -35,7 +35,6 @@ import os
 import platform
 import pstats
 import re
-import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -47,7 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
+from bench.scratch import PG_HOST, PG_PORT, PG_USER, scratch_django  # noqa: E402
 from journal.entries import (  # noqa: E402
     AppStateEntry,
     AssistantMessage,
@@ -60,7 +59,6 @@ from journal.entries import (  # noqa: E402
     entry_to_dict,
 )
 
-PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
 PG_DB = "jaiweb_bench"
 T0 = datetime(2026, 11, 29, tzinfo=UTC)
 
@@ -270,42 +268,9 @@ class RawPostgres:
 # --- one backend, in its own process ------------------------------------------------
 
 
-def pg_admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(
-        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
-    ) as conn:
-        conn.execute(sql)
-
-
 def run_backend(backend: str, args: argparse.Namespace) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-"))
-    db_file = tmp / "bench.sqlite3"
-    if backend == "sqlite":
-        os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
-    else:
-        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB}")
-        pg_admin(f"CREATE DATABASE {PG_DB}")
-        os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}"
-    os.environ["DEBUG"] = "0"  # no query log on every cursor; counted below on purpose
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
+    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-", env=None) as (db_file, tmp):
         _bench(backend, args, db_file, tmp)
-    finally:
-        if backend == "postgresql":
-            from django.db import connections
-
-            connections.close_all()
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> None:

@@ -1,0 +1,70 @@
+"""What every bench shares: Django started on a scratch database of one backend.
+
+Settings are read once per process, so each bench runs every backend in a child
+process of its own (``python bench/X.py --backend sqlite``) and calls ``scratch_django``
+there: a temporary SQLite file, or a PostgreSQL database created now and dropped after.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
+
+
+def pg_admin(sql: str) -> None:
+    """One statement on the server's maintenance database (CREATE/DROP DATABASE)."""
+    import psycopg
+
+    with psycopg.connect(
+        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
+    ) as conn:
+        conn.execute(sql)
+
+
+@contextmanager
+def scratch_django(
+    backend: str, *, pg_db: str, prefix: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[Path, Path]]:
+    """Set up Django on a fresh, migrated scratch database; yields (SQLite file, temp dir).
+
+    ``DEBUG=0`` (no query log on every cursor); ``env`` adds or, with an empty value,
+    removes variables. Everything is removed again on the way out.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    db_file = tmp / "bench.sqlite3"
+    if backend == "sqlite":
+        os.environ["DATABASE_URL"] = f"sqlite:///{db_file}"
+    else:
+        pg_admin(f"DROP DATABASE IF EXISTS {pg_db} WITH (FORCE)")
+        pg_admin(f"CREATE DATABASE {pg_db}")
+        os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{pg_db}"
+    os.environ["DEBUG"] = "0"
+    os.environ["JAIWEB_MEDIA_ROOT"] = str(tmp / "media")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "jaiweb.settings"
+    for name, value in (env or {}).items():
+        if value:
+            os.environ[name] = value
+        else:
+            os.environ.pop(name, None)
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        yield db_file, tmp
+    finally:
+        if backend == "postgresql":
+            from django.db import connections
+
+            connections.close_all()
+            pg_admin(f"DROP DATABASE IF EXISTS {pg_db} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)
