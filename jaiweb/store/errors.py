@@ -39,8 +39,8 @@ class StaleLeaf(StoreError):
         )
 
 
-class InvalidEntry(StoreError):
-    """An entry that cannot join the tree: unknown parent, duplicate id, bad payload."""
+class InvalidEntry(StoreError, ValueError):
+    """Input that cannot be kept: unknown parent, duplicate id, bad payload, bad text."""
 
     code = "invalid_entry"
 

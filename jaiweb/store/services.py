@@ -40,7 +40,8 @@ from jaiweb.store.selectors import (
 from journal.entries import Entry as JournalEntry
 from journal.entries import MessageEntry, ToolResultMessage, UserMessage
 from journal.errors import UnknownEntry
-from journal.jsonvalues import check_json, check_text
+from journal.jsonvalues import check_json as _check_json
+from journal.jsonvalues import check_text as _check_text
 from journal.navigation import branch_entry_to
 from journal.records import (
     ApprovalDecided,
@@ -51,6 +52,22 @@ from journal.records import (
 )
 from journal.records import Record as JournalRecord
 from journal.recovery import fold_operation
+
+
+def check_text(value: str) -> str:
+    """User text without NUL characters, or ``InvalidEntry`` saying so (nothing written)."""
+    try:
+        return _check_text(value)
+    except ValueError as exc:
+        raise InvalidEntry(str(exc)) from None
+
+
+def check_json(value):
+    """A JSON value as the journal can keep it, or ``InvalidEntry`` saying why not."""
+    try:
+        return _check_json(value)
+    except ValueError as exc:
+        raise InvalidEntry(str(exc)) from None
 
 
 def _locked_session(session_id: str) -> ComicSession:

@@ -190,3 +190,15 @@ def test_refusals_outside_a_transaction_leave_the_connection_clean(alice):
     s.refresh_from_db()
     assert (s.leaf_id, s.entry_count) == ("d", 4)
     assert ids(all_entries(s)) == ["a", "b", "c", "d"]
+
+
+def test_bad_text_and_state_are_store_errors_that_change_nothing(alice):
+    with pytest.raises(InvalidEntry, match="NUL"):
+        session_create(owner=alice, title="a\x00b")
+    with pytest.raises(InvalidEntry, match="not a JSON value"):
+        session_create(owner=alice, title="t", initial_app_state={"when": {1, 2}})
+    with pytest.raises(InvalidEntry, match="finite"):
+        session_create(owner=alice, title="t", initial_app_state={"x": float("inf")})
+    with pytest.raises(InvalidEntry, match="JSON object"):
+        session_create(owner=alice, title="t", initial_app_state=["not", "an", "object"])
+    assert not ComicSession.objects.exists()
