@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -178,16 +180,36 @@ class OperationRun:
         self.leaf: str | None = None
         self.state = AppState()
         self.failures = 0  # transient provider failures in a row
+        self._lease_lock = threading.Lock()
 
     # -- the loop -----------------------------------------------------------------------
 
     def run(self) -> str:
         """``finished``, ``parked`` or ``lost`` (another runner holds the operation now)."""
+        stop = threading.Event()
+        heartbeat = threading.Thread(
+            target=self._heartbeat, args=(stop,), daemon=True, name=f"lease-{self.operation.id}"
+        )
+        heartbeat.start()
         try:
             return self._run()
         except LeaseLost:
             log.info("operation %s: lease %s lost, stopping", self.operation.id, self.lease.fencing)
             return "lost"
+        finally:
+            stop.set()
+            heartbeat.join()
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        """Keep the lease while a long step (a slow model, a slow tool) holds the loop."""
+        try:
+            while not stop.wait(self.config.lease_seconds / 3):
+                try:
+                    self._renew_if_due()
+                except LeaseLost:
+                    return  # the next write of the run finds out and stops it
+        finally:
+            connection.close()
 
     def _run(self) -> str:
         self._reload_session()
@@ -339,11 +361,12 @@ class OperationRun:
             self._emit({"type": "entry_committed", "entry": entry.model_dump(mode="json")})
 
     def _renew_if_due(self) -> None:
-        now = timezone.now()
-        if self.lease.expires_at - now < timedelta(seconds=self.config.lease_seconds * 2 / 3):
-            self.lease = lease_renew(
-                lease=self.lease, now=now, lease_seconds=self.config.lease_seconds
-            )
+        with self._lease_lock:  # the heartbeat and the loop's own writes both renew
+            now = timezone.now()
+            if self.lease.expires_at - now < timedelta(seconds=self.config.lease_seconds * 2 / 3):
+                self.lease = lease_renew(
+                    lease=self.lease, now=now, lease_seconds=self.config.lease_seconds
+                )
 
     def _emit(self, event: dict[str, Any]) -> None:
         self.events.emit(self.session.id, {**event, "operation_id": self.operation.id})

@@ -40,8 +40,12 @@ class Harness:
     def run(
         self, provider, *, sleep=lambda s: None, tools=None, config=None, operation_id=None
     ) -> str:
+        config = config or LoopConfig(context_budget=100_000, lease_seconds=60)
         lease = operation_claim(
-            owner="test-runner", now=timezone.now(), lease_seconds=60, operation_id=operation_id
+            owner="test-runner",
+            now=timezone.now(),
+            lease_seconds=config.lease_seconds,
+            operation_id=operation_id,
         )
         assert lease is not None, "nothing to claim"
         return OperationRun(
@@ -49,7 +53,7 @@ class Harness:
             provider=provider,
             tools=tools or default_tools(),
             events=self.events,
-            config=config or LoopConfig(context_budget=100_000, lease_seconds=60),
+            config=config,
             sleep=sleep,
         ).run()
 

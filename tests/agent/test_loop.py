@@ -358,3 +358,26 @@ def test_stop_while_waiting_for_an_approval(harness):
     result = harness.entries()[-1].message
     assert result.is_error and "stopped" in result.content
     assert not LedgerEntry.objects.filter(kind="charge").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_step_keeps_its_lease(harness):
+    """A model slower than the lease: the heartbeat (its own connection) renews it meanwhile."""
+    import time as clock
+
+    from jaiweb.store.models import Operation
+
+    op = harness.prompt("慢慢来")
+    seen = []
+
+    def slow(call_number):
+        before = Operation.objects.get(pk=op).lease_expires_at
+        clock.sleep(1.6)  # the lease below is 1 s
+        seen.append((before, Operation.objects.get(pk=op).lease_expires_at))
+
+    provider = ScriptedProvider(text("好了"), on_stream=slow)
+    config = LoopConfig(context_budget=100_000, lease_seconds=1)
+    assert harness.run(provider, config=config) == "finished"
+    before, after = seen[0]
+    assert after > before  # renewed while the model was slow
+    assert harness.record_types(op)[-1] == "operation_finished"
