@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
@@ -26,19 +25,66 @@ from journal.records import Record as JournalRecord
 from journal.recovery import RecoveryEvidence, Verdict, fold_operation, verdict_for
 
 # One adapter per entry type: a row's type column picks it, so pydantic never has to
-# look for the discriminator inside each object (that search doubled the parse time).
+# look for the discriminator inside each object.
 _ADAPTERS: dict[str, TypeAdapter] = {
     cls.model_fields["type"].default: TypeAdapter(list[cls])
     for cls in (MessageEntry, AppStateEntry, CompactionEntry, BranchEntry)
 }
 
 
-@dataclass(frozen=True, slots=True)
 class StoredEntry:
-    """An entry with its append number in the session."""
+    """An entry with its append number in the session.
 
-    seq: int
-    entry: JournalEntry
+    A row read from the database keeps its JSON and is parsed the first time its ``entry``
+    is touched (``parse_rows`` parses many at once): a page that shows a window of a long
+    branch, or the app state at its leaf, pays for the entries it looks at, not for all.
+    """
+
+    __slots__ = ("_entry", "_keep", "_raw", "entry_id", "seq", "type")
+
+    def __init__(
+        self,
+        seq: int,
+        entry: JournalEntry | None = None,
+        *,
+        entry_id: str = "",
+        type: str = "",
+        raw: str | None = None,
+        keep: str | None = None,
+    ) -> None:
+        self.seq = seq
+        self._entry = entry
+        self._raw = raw
+        self._keep = keep  # the session whose cache may keep it once parsed
+        self.entry_id = entry.id if entry is not None else entry_id
+        self.type = entry.type if entry is not None else type
+
+    @property
+    def entry(self) -> JournalEntry:
+        if self._entry is None:
+            parse_rows([self])
+        return self._entry
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoredEntry) and (self.seq, self.entry) == (other.seq, other.entry)
+
+    def __repr__(self) -> str:
+        return f"StoredEntry({self.seq}, {self.entry_id!r}, {self.type})"
+
+
+def parse_rows(rows: list[StoredEntry]) -> None:
+    """Parse every row not parsed yet, one pydantic call per entry type."""
+    todo = [row for row in rows if row._entry is None]
+    if not todo:
+        return
+    parsed = _parse([(row.seq, row.type, row._raw) for row in todo])
+    keep: dict[str, dict[int, JournalEntry]] = {}
+    for row, done in zip(todo, parsed, strict=True):
+        row._entry, row._raw = done.entry, None
+        if row._keep is not None:
+            keep.setdefault(row._keep, {})[row.seq] = done.entry
+    for session_id, entries in keep.items():
+        parsed_entries.add(session_id, entries)
 
 
 def _payload_text() -> str:
@@ -97,11 +143,9 @@ def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[St
         raise BrokenSessionTree(
             f"missing parent {path[0][2]!r}, or a cycle", leaf_id=leaf, entry_id=path[0][2]
         )
-    if cold:
-        rows = _parse([(r[0], r[4], r[5]) for r in path])
-        if not connection.in_atomic_block:  # committed rows only: they never change
-            parsed_entries.add(session.id, {row.seq: row.entry for row in rows})
-        return rows
+    if cold:  # parsed when touched; committed rows only may be kept: they never change
+        keep = None if connection.in_atomic_block else session.id
+        return [StoredEntry(r[0], entry_id=r[1], type=r[4], raw=r[5], keep=keep) for r in path]
     known = {r[0]: parsed_entries.lookup(session.id, r[0], r[1]) for r in path}
     missing = [seq for seq, entry in known.items() if entry is None]
     if missing:
@@ -150,7 +194,18 @@ def _rows_by_seq(session_id: str, seqs: list[int]) -> list[StoredEntry]:
 
 
 def branch_get(*, session: ComicSession, leaf_id: str | None = None) -> list[JournalEntry]:
-    return [row.entry for row in branch_rows(session=session, leaf_id=leaf_id)]
+    """Root → leaf, every entry parsed."""
+    rows = branch_rows(session=session, leaf_id=leaf_id)
+    parse_rows(rows)
+    return [row.entry for row in rows]
+
+
+def app_state_from_rows(session: ComicSession, rows: list[StoredEntry]) -> dict:
+    """The app state at the end of loaded rows: only the last ``app_state`` is parsed."""
+    for row in reversed(rows):
+        if row.type == "app_state":
+            return row.entry.value
+    return session.initial_app_state
 
 
 def app_state_from_branch(session: ComicSession, branch: Iterable[JournalEntry]) -> dict:

@@ -61,3 +61,22 @@ def test_reads_inside_a_transaction_fill_nothing(alice, monkeypatch):
     branch_get(session=s)
     branch_get(session=s)
     assert calls == [5, 5]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_are_parsed_when_touched_and_the_app_state_needs_one(alice, monkeypatch):
+    from jaiweb.store.demo import KUNG_FU_STATE
+    from jaiweb.store.selectors import app_state_from_rows, branch_rows
+
+    parsed_entries.clear()
+    s = article_session_create(owner=alice)
+    calls = _count_parses(monkeypatch)
+    rows = branch_rows(session=s)
+    assert [(r.entry_id, r.type) for r in rows][:2] == [("e0", "message"), ("e1", "app_state")]
+    assert calls == []  # nothing parsed yet
+    assert app_state_from_rows(s, rows) == KUNG_FU_STATE
+    assert calls == [1]  # only e1, the last app_state on the path
+    assert [r.entry.id for r in rows] == ["e0", "e1", "e2", "e5", "e6"]
+    assert calls == [1, 1, 1, 1, 1]  # one at a time when touched one at a time
+    assert branch_get(session=s) == [r.entry for r in rows]
+    assert calls == [1, 1, 1, 1, 1]  # all kept: nothing parsed twice
