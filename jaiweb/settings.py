@@ -230,6 +230,7 @@ INSTALLED_APPS = [
     "jaiweb.store",
     "jaiweb.render",
     "jaiweb.feed",
+    "jaiweb.accounts",
     "jaiweb.agent",
     "jaiweb.studio",
 ]
@@ -246,6 +247,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "jaiweb.urls"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 ASGI_APPLICATION = "jaiweb.asgi.application"
 
 TEMPLATES = [
