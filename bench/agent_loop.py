@@ -34,7 +34,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -42,7 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import scratch_django  # noqa: E402
+from bench.scratch import describe_database, run_each_backend, scratch_django  # noqa: E402
 
 PG_DB = "jaiweb_bench_loop"
 PROMPT = "第{n}回合：猪猪侠吃下超级棒棒糖，上擂台对决超人强！"
@@ -262,23 +261,7 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
     owner = get_user_model().objects.create(username="bench")
     credits_grant(user=owner, amount=10 * (args.runs * args.prompts + 10) + 10_000)
     connection.ensure_connection()
-    if backend == "sqlite":
-        with connection.cursor() as cur:
-            mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
-            sync = cur.execute("PRAGMA synchronous").fetchone()[0]
-        import sqlite3
-
-        print(
-            f"  sqlite {sqlite3.sqlite_version}, temp file on {fs_type(db_file)} "
-            f"(journal_mode={mode}, synchronous={sync}, BEGIN IMMEDIATE)"
-        )
-    else:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit')"
-            )
-            version, fsync, sync = cur.fetchone()
-        print(f"  {version.split(' on ')[0]}, fsync={fsync}, synchronous_commit={sync}")
+    print(f"  {describe_database(f'temp file on {fs_type(db_file)}')}")
 
     config = LoopConfig()
     meter = Meter()
@@ -578,16 +561,7 @@ def main() -> None:
         f"renderer); renderer {args.renders} panels x {args.render_runs} runs; render_request "
         f"{args.service_renders} panels x {args.render_runs} runs"
     )
-    passthrough = [
-        f"--prompts={args.prompts}",
-        f"--runs={args.runs}",
-        f"--renders={args.renders}",
-        f"--service-renders={args.service_renders}",
-        f"--render-runs={args.render_runs}",
-    ]
-    for backend in ("sqlite", "postgresql"):
-        print(f"\n[{backend}]", flush=True)
-        subprocess.run([sys.executable, __file__, "--backend", backend, *passthrough], check=False)
+    run_each_backend(__file__, args)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import PG_HOST, PG_PORT, PG_USER, scratch_django  # noqa: E402
+from bench.scratch import (  # noqa: E402
+    PG_HOST,
+    PG_PORT,
+    PG_USER,
+    describe_database,
+    run_each_backend,
+    scratch_django,
+)
 
 PG_DB = "jaiweb_bench_recovery"
 DEAD_HOLDER = f"{socket.gethostname()}:999999:0"  # this host; pid_max is below 999999
@@ -108,21 +115,7 @@ def run_backend(backend: str, args: argparse.Namespace) -> None:
 
 
 def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
-    from django.db import connection
-
-    if backend == "sqlite":
-        with connection.cursor() as cur:
-            mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
-            sync = cur.execute("PRAGMA synchronous").fetchone()[0]
-            version = cur.execute("SELECT sqlite_version()").fetchone()[0]
-        print(f"  sqlite {version}, file {db_file} (journal_mode={mode}, synchronous={sync})")
-    else:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit')"
-            )
-            version, fsync, sync = cur.fetchone()
-        print(f"  {version.split(' on ')[0]}, fsync={fsync}, synchronous_commit={sync}")
+    print(f"  {describe_database(f'file {db_file}')}")
 
     from jaiweb.agent.runner import holder_is_gone
 
@@ -541,15 +534,7 @@ def main() -> None:
         f"(+1 unfinished each, left by a dead runner of this host: accepted / "
         f"provider_interrupted / indeterminate list_panels); runagents --workers {args.workers}"
     )
-    passthrough = [
-        f"--sessions={args.sessions}",
-        f"--per-session={args.per_session}",
-        f"--workers={args.workers}",
-        f"--cap={args.cap}",
-    ]
-    for backend in ("sqlite", "postgresql"):
-        print(f"\n[{backend}]", flush=True)
-        subprocess.run([sys.executable, __file__, "--backend", backend, *passthrough], check=False)
+    run_each_backend(__file__, args)
 
 
 if __name__ == "__main__":

@@ -68,3 +68,38 @@ def scratch_django(
             connections.close_all()
             pg_admin(f"DROP DATABASE IF EXISTS {pg_db} WITH (FORCE)")
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def describe_database(where: str) -> str:
+    """One line on the database a bench runs against and its durability settings."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        if connection.vendor == "sqlite":
+            mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
+            sync = cur.execute("PRAGMA synchronous").fetchone()[0]
+            version = cur.execute("SELECT sqlite_version()").fetchone()[0]
+            return (
+                f"sqlite {version}, {where} (journal_mode={mode}, synchronous={sync}, "
+                "BEGIN IMMEDIATE)"
+            )
+        cur.execute(
+            "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit')"
+        )
+        version, fsync, sync = cur.fetchone()
+    return f"{version.split(' on ')[0]}, fsync={fsync}, synchronous_commit={sync}"
+
+
+def run_each_backend(script: str, args) -> None:
+    """Run ``script`` once per backend in a child process, passing its options along."""
+    import subprocess
+    import sys
+
+    passthrough = [
+        f"--{name.replace('_', '-')}={value}"
+        for name, value in vars(args).items()
+        if name != "backend" and value is not None
+    ]
+    for backend in ("sqlite", "postgresql"):
+        print(f"\n[{backend}]", flush=True)
+        subprocess.run([sys.executable, script, "--backend", backend, *passthrough], check=False)

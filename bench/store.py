@@ -37,7 +37,6 @@ import pstats
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +45,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import PG_HOST, PG_PORT, PG_USER, scratch_django  # noqa: E402
+from bench.scratch import (  # noqa: E402
+    PG_HOST,
+    PG_PORT,
+    PG_USER,
+    describe_database,
+    run_each_backend,
+    scratch_django,
+)
 from journal.entries import (  # noqa: E402
     AppStateEntry,
     AssistantMessage,
@@ -291,21 +297,7 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> 
 
     owner = get_user_model().objects.create(username="bench")
     connection.ensure_connection()
-    if backend == "sqlite":
-        with connection.cursor() as cur:
-            mode = cur.execute("PRAGMA journal_mode").fetchone()[0]
-            sync = cur.execute("PRAGMA synchronous").fetchone()[0]
-        print(
-            f"  sqlite {sqlite3.sqlite_version}, file {db_file} "
-            f"(journal_mode={mode}, synchronous={sync}, BEGIN IMMEDIATE)"
-        )
-    else:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit')"
-            )
-            version, fsync, sync = cur.fetchone()
-        print(f"  {version.split(' on ')[0]}, fsync={fsync}, synchronous_commit={sync}")
+    print(f"  {describe_database(f'file {db_file}')}")
 
     # 1. durable appends: the product next to the raw driver floor -------------------
     n, runs = args.appends, args.runs
@@ -626,16 +618,7 @@ def main() -> None:
         f"workload: {args.appends:,} appends x {args.runs} runs per side; a "
         f"{args.depth + args.side_branches * 10:,}-entry session, leaf at depth {args.depth:,}"
     )
-    passthrough = [
-        f"--appends={args.appends}",
-        f"--runs={args.runs}",
-        f"--depth={args.depth}",
-        f"--side-branches={args.side_branches}",
-        f"--repeat={args.repeat}",
-    ]
-    for backend in ("sqlite", "postgresql"):
-        print(f"\n[{backend}]", flush=True)
-        subprocess.run([sys.executable, __file__, "--backend", backend, *passthrough], check=False)
+    run_each_backend(__file__, args)
 
 
 if __name__ == "__main__":
