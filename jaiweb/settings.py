@@ -174,9 +174,17 @@ if REDIS_URL:
             "CONFIG": {"hosts": [REDIS_URL]},
         }
     }
+    # Counters shared by every process (the prompt rate limit).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+        }
+    }
 else:
     # Only shared inside one process: the embedded mode (`manage.py studio`).
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # None means: the URL that `manage.py studio` serves on (the command fills it in).
 JAIWEB_PUBLIC_URL = env_url("JAIWEB_PUBLIC_URL")
@@ -203,6 +211,8 @@ JAIWEB_LEASE_SECONDS = env_int("JAIWEB_LEASE_SECONDS", 15, min=1)
 JAIWEB_RENDER_LEASE_SECONDS = env_int("JAIWEB_RENDER_LEASE_SECONDS", 30, min=1)
 JAIWEB_CONTEXT_BUDGET = env_int("JAIWEB_CONTEXT_BUDGET", 24000, min=1000)
 JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
+# Prompts (new runs and steering) one user may send per minute; more get 429.
+JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
 
 # Comma-separated; by default the loopback names plus JAIWEB_PUBLIC_URL's host.
 ALLOWED_HOSTS = [h.strip() for h in (env_str("ALLOWED_HOSTS") or "").split(",") if h.strip()]

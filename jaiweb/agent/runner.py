@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -79,6 +80,16 @@ class RunnerConfig:
     lease_seconds: int = field(default_factory=lambda: settings.JAIWEB_LEASE_SECONDS)
 
 
+# The runners of this process, so that a prompt accepted here starts without waiting for
+# their next poll.
+_LOCAL_RUNNERS: weakref.WeakSet[Runner] = weakref.WeakSet()
+
+
+def wake_local_runners() -> None:
+    for runner in list(_LOCAL_RUNNERS):
+        runner.wake.set()
+
+
 class Runner:
     """Claims and runs operations; ``recover`` is the pass made before anything else."""
 
@@ -100,6 +111,7 @@ class Runner:
         self.config = config or RunnerConfig()
         self.loop_config = loop_config
         self.wake = threading.Event()
+        _LOCAL_RUNNERS.add(self)
 
     # -- one operation ------------------------------------------------------------------
 

@@ -1,0 +1,208 @@
+"""What a person may ask of a session: the writes behind the page, the API and the socket.
+
+Each is the store's service plus what a user-facing request needs around it: the prompt
+rate limit, waking this process's runner, and telling the session's watchers — after the
+commit, so no one ever sees a state that was rolled back.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from jaiweb.agent.events import group_name
+from jaiweb.agent.runner import wake_local_runners
+from jaiweb.agent.state import AppState, Character
+from jaiweb.store.errors import OperationStateConflict, SessionBusy, SessionParked
+from jaiweb.store.ids import new_id
+from jaiweb.store.models import ComicSession, Operation
+from jaiweb.store.selectors import app_state_at, unfinished_operation
+from jaiweb.store.services import (
+    Accepted,
+    Navigation,
+    entry_append,
+    operation_accept,
+    operation_approval_decide,
+    operation_stop_request,
+    session_navigate,
+)
+from journal.entries import AppStateEntry
+
+SessionState = Literal["idle", "running", "parked"]
+
+
+class PromptRateLimited(Exception):
+    """Too many prompts from one user in the current minute."""
+
+    code = "rate_limited"
+
+    def __init__(self, limit: int, retry_after: int):
+        self.limit = limit
+        self.retry_after = retry_after
+        super().__init__(f"at most {limit} prompts a minute; try again in {retry_after} s")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStatus:
+    state: SessionState
+    operation_id: str | None
+    parked_reason: str | None = None
+
+
+def session_status(*, session: ComicSession) -> SessionStatus:
+    """Idle, running (an unfinished operation) or parked (waiting for an admin)."""
+    op = unfinished_operation(session=session)
+    if op is None:
+        return SessionStatus("idle", None)
+    if op.is_parked:
+        return SessionStatus("parked", op.id, op.attention or None)
+    return SessionStatus("running", op.id)
+
+
+def watchers_notify(session_id: str, event: dict[str, Any] | None = None) -> None:
+    """After the commit, tell the session's watchers to catch up from the journal.
+
+    Unnumbered events mean "re-read": the consumer re-renders from the journal, which is
+    why a dropped or reordered one costs nothing.
+    """
+    message = {"type": "session.event", "event": event or {"type": "journal_changed"}}
+
+    def send() -> None:
+        from channels.layers import get_channel_layer
+
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        try:
+            async_to_sync(layer.group_send)(group_name(session_id), message)
+        except Exception:  # a watcher's socket must never fail a request
+            import logging
+
+            logging.getLogger(__name__).exception("could not notify %s", session_id)
+
+    transaction.on_commit(send)
+
+
+def _rate_check(user_id: Any, now: float) -> None:
+    limit = settings.JAIWEB_PROMPTS_PER_MINUTE
+    minute = int(now // 60)
+    key = f"jaiweb:prompts:{user_id}:{minute}"
+    cache.add(key, 0, timeout=120)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=120)
+        count = 1
+    if count > limit:
+        raise PromptRateLimited(limit, retry_after=60 - int(now % 60))
+
+
+def prompt_submit(*, session: ComicSession, user: Any, text: str) -> Accepted:
+    """A prompt from the session's owner: a new run on an idle session, steering otherwise."""
+    _rate_check(user.pk, time.time())
+    with transaction.atomic():
+        accepted = operation_accept(session_id=session.id, text=text, by=f"user:{user.pk}")
+        transaction.on_commit(wake_local_runners)
+        watchers_notify(session.id)
+    return accepted
+
+
+def session_rewind(
+    *, session: ComicSession, entry_id: str, expected_leaf_id: str | None = None
+) -> Navigation:
+    """Continue from any node: a branch entry; refused unless idle or when the leaf is stale."""
+    with transaction.atomic():
+        nav = session_navigate(
+            session_id=session.id, target_id=entry_id, expected_leaf_id=expected_leaf_id
+        )
+        watchers_notify(session.id)
+    return nav
+
+
+def session_stop(*, session: ComicSession, user: Any) -> str:
+    """Ask the running operation to stop; idle and parked sessions have nothing to stop."""
+    op = unfinished_operation(session=session)
+    if op is None:
+        raise OperationStateConflict("nothing is running in this session")
+    if op.is_parked:
+        raise SessionParked(session.id, op.id)
+    with transaction.atomic():
+        operation_stop_request(operation_id=op.id, by=f"user:{user.pk}")
+        watchers_notify(session.id)
+    return op.id
+
+
+def approval_decide(
+    *,
+    operation: Operation,
+    tool_call_id: str,
+    decision: Literal["approve", "deny"],
+    user: Any,
+    auto_from_now: bool = False,
+) -> None:
+    with transaction.atomic():
+        operation_approval_decide(
+            operation_id=operation.id,
+            tool_call_id=tool_call_id,
+            decision=decision,
+            by=f"user:{user.pk}",
+            auto_from_now=auto_from_now,
+        )
+        watchers_notify(operation.session_id)
+
+
+def _state_append(
+    session: ComicSession, state: dict, expected_leaf_id: str | None, now: datetime
+) -> dict:
+    op = unfinished_operation(session=session)
+    if op is not None:
+        raise SessionBusy(session.id, op.id, parked=op.is_parked)
+    entry = AppStateEntry(id=new_id("e"), parent_id=expected_leaf_id, timestamp=now, value=state)
+    with transaction.atomic():
+        entry_append(session_id=session.id, entries=[entry], expected_leaf_id=expected_leaf_id)
+        watchers_notify(session.id)
+    return state
+
+
+def character_set(
+    *,
+    session: ComicSession,
+    name: str,
+    fields: dict[str, str],
+    expected_leaf_id: str | None,
+    now: datetime | None = None,
+) -> dict:
+    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf."""
+    name = name.strip()
+    if not name or len(name) > 40:
+        raise ValueError("a character's name has 1 to 40 characters")
+    for key, value in fields.items():
+        if len(value) > 200:
+            raise ValueError(f"{key} is longer than 200 characters")
+    state = AppState.of(app_state_at(session=session, leaf_id=expected_leaf_id))
+    current = state.characters.get(name, Character()).model_dump(mode="json")
+    state.characters[name] = Character.model_validate({**current, **fields})
+    return _state_append(session, state.as_json(), expected_leaf_id, now or timezone.now())
+
+
+def permission_mode_set(
+    *,
+    session: ComicSession,
+    mode: Literal["ask", "auto"],
+    expected_leaf_id: str | None,
+    now: datetime | None = None,
+) -> dict:
+    """Ask before paid tools, or not: app state, so a rewind brings the old mode back."""
+    if mode not in ("ask", "auto"):
+        raise ValueError("the permission mode is 'ask' or 'auto'")
+    state = AppState.of(app_state_at(session=session, leaf_id=expected_leaf_id))
+    state.permission_mode = mode
+    return _state_append(session, state.as_json(), expected_leaf_id, now or timezone.now())
