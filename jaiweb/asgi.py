@@ -16,8 +16,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-# Consumers arrive with a later issue.
-websocket_urlpatterns: list = []
+from jaiweb.studio.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

@@ -21,7 +21,7 @@ from django.utils import timezone
 from jaiweb.agent.events import group_name
 from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character
-from jaiweb.store.errors import OperationStateConflict, SessionBusy, SessionParked
+from jaiweb.store.errors import OperationStateConflict, SessionBusy, SessionParked, StaleLeaf
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import app_state_at, unfinished_operation
@@ -144,7 +144,7 @@ def approval_decide(
     *,
     operation: Operation,
     tool_call_id: str,
-    decision: Literal["approve", "deny"],
+    decision: Literal["approved", "denied"],
     user: Any,
     auto_from_now: bool = False,
 ) -> None:
@@ -159,12 +159,23 @@ def approval_decide(
         watchers_notify(operation.session_id)
 
 
+def _state_now(session: ComicSession, expected_leaf_id: str | None) -> AppState:
+    """The state to edit: the leaf's, when the session is idle and the caller saw that leaf."""
+    session.refresh_from_db(fields=["leaf_id", "entry_count"])
+    op = unfinished_operation(session=session)
+    if op is not None:
+        if op.is_parked:
+            raise SessionParked(session.id, op.id)
+        raise SessionBusy(session.id, op.id, parked=False)
+    if expected_leaf_id != session.leaf_id:
+        raise StaleLeaf(session.id, expected_leaf_id, session.leaf_id)
+    return AppState.of(app_state_at(session=session))
+
+
 def _state_append(
     session: ComicSession, state: dict, expected_leaf_id: str | None, now: datetime
 ) -> dict:
-    op = unfinished_operation(session=session)
-    if op is not None:
-        raise SessionBusy(session.id, op.id, parked=op.is_parked)
+    # The append's own statement checks the leaf and idleness again, against races.
     entry = AppStateEntry(id=new_id("e"), parent_id=expected_leaf_id, timestamp=now, value=state)
     with transaction.atomic():
         entry_append(session_id=session.id, entries=[entry], expected_leaf_id=expected_leaf_id)
@@ -187,7 +198,7 @@ def character_set(
     for key, value in fields.items():
         if len(value) > 200:
             raise ValueError(f"{key} is longer than 200 characters")
-    state = AppState.of(app_state_at(session=session, leaf_id=expected_leaf_id))
+    state = _state_now(session, expected_leaf_id)
     current = state.characters.get(name, Character()).model_dump(mode="json")
     state.characters[name] = Character.model_validate({**current, **fields})
     return _state_append(session, state.as_json(), expected_leaf_id, now or timezone.now())
@@ -203,6 +214,6 @@ def permission_mode_set(
     """Ask before paid tools, or not: app state, so a rewind brings the old mode back."""
     if mode not in ("ask", "auto"):
         raise ValueError("the permission mode is 'ask' or 'auto'")
-    state = AppState.of(app_state_at(session=session, leaf_id=expected_leaf_id))
+    state = _state_now(session, expected_leaf_id)
     state.permission_mode = mode
     return _state_append(session, state.as_json(), expected_leaf_id, now or timezone.now())

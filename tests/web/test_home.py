@@ -6,7 +6,7 @@ def test_it_works(client):
     assert r.status_code == 200
     body = r.content.decode()
     assert "<title>jaiweb</title>" in body
-    assert "under construction" in body
+    assert "Sign up" in body
     assert f'data-mode="database">{connection.vendor}<' in body
 
 

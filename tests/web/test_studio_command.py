@@ -75,7 +75,7 @@ def test_it_serves_pages_over_http(tmp_path):
         with httpx.Client(base_url=url, timeout=10) as http:
             home = http.get("/")
             assert home.status_code == 200
-            assert "under construction" in home.text
+            assert "Sign up" in home.text
 
             health = http.get("/healthz")
             assert health.status_code == 200

@@ -1,0 +1,192 @@
+"""The live socket of one session's studio page.
+
+Only the session's owner (and staff, read-only) may watch; anyone else is refused at the
+handshake, as for a session that does not exist. Events come from the runner (numbered)
+and from web requests (unnumbered: "re-read"); streamed text is appended as it comes,
+everything else is re-rendered from the journal for this watcher, in their language. A
+gap in the numbers, a restarted runner, a reconnect: all end in the same re-read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.utils import translation
+from django.utils.html import escape
+from django.utils.translation import gettext as _
+
+from jaiweb.agent.events import group_name
+from jaiweb.store.errors import SessionNotFound
+from jaiweb.store.selectors import session_get
+from jaiweb.studio.regions import regions_html
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME = 4096  # the page only ever sends {"type": "catch_up"}
+
+TOOL_STEPS = {
+    "generate_image": "rendering panel…",
+    "publish_panel": "publishing to the feed…",
+    "set_character_state": "changing a character…",
+    "list_panels": "looking at the panels…",
+}
+
+
+def watcher_language(scope: dict[str, Any]) -> str:
+    """The watcher's language: their language cookie, else their browser's, else the default."""
+    supported = {code for code, _name in settings.LANGUAGES}
+    cookie = scope.get("cookies", {}).get(settings.LANGUAGE_COOKIE_NAME)
+    if cookie in supported:
+        return cookie
+    headers = dict(scope.get("headers") or [])
+    accept = headers.get(b"accept-language", b"").decode("latin-1")
+    for code, _q in translation.trans_real.parse_accept_lang_header(accept):
+        try:
+            return translation.get_supported_language_variant(code)
+        except LookupError:
+            continue
+    return settings.LANGUAGE_CODE
+
+
+def _watchable(session_id: str, user: Any):
+    try:
+        session = session_get(session_id=session_id)
+    except SessionNotFound:
+        return None
+    if session.owner_id == user.pk or user.is_staff:
+        return session
+    return None
+
+
+def _regions(session_id: str, language: str) -> str:
+    try:
+        session = session_get(session_id=session_id)
+    except SessionNotFound:  # deleted while watched
+        return ""
+    return regions_html(session=session, language=language)
+
+
+class SessionConsumer(AsyncWebsocketConsumer):
+    group: str | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        session_id = self.scope["url_route"]["kwargs"]["session_id"]
+        if user is None or not user.is_authenticated:
+            await self.close()
+            return
+        if await database_sync_to_async(_watchable)(session_id, user) is None:
+            await self.close()  # the same refusal as for a session that does not exist
+            return
+        self.session_id = session_id
+        self.language = watcher_language(self.scope)
+        self.last_n: int | None = None
+        self.group = group_name(session_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.catch_up()
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            if text_data is None or len(text_data) > MAX_FRAME:
+                raise ValueError("not a short text frame")
+            message = json.loads(text_data)
+            if not isinstance(message, dict) or message.get("type") != "catch_up":
+                raise ValueError("unknown message")
+        except ValueError:
+            with translation.override(self.language):
+                text = _("The page sent a message the server did not understand; nothing changed.")
+            await self.send(text_data=_alert(text))
+            return
+        await self.catch_up()
+
+    async def catch_up(self) -> None:
+        """Re-read the journal and send every region: the journal is the truth."""
+        html = await database_sync_to_async(_regions)(self.session_id, self.language)
+        if html:
+            await self.send(text_data=html)
+
+    async def session_event(self, message: dict[str, Any]) -> None:
+        event = message.get("event") or {}
+        n = event.get("n")
+        if isinstance(n, int):
+            missed = self.last_n is not None and n != self.last_n + 1
+            self.last_n = n
+            if missed:  # a dropped event, or a runner that started numbering again
+                await self.catch_up()
+        kind = event.get("type")
+        if kind == "text_delta":
+            text = escape(str(event.get("text", "")))
+            await self.send(
+                text_data=f'<div hx-swap-oob="beforeend:#stream-text"><span>{text}</span></div>'
+            )
+            return
+        if kind == "operation_started":
+            await self.send(
+                text_data='<div id="stream-text" hx-swap-oob="true"></div>'
+                '<ul id="stream-steps" hx-swap-oob="true"></ul>'
+            )
+        elif kind == "tool_started":
+            await self.send(text_data=self._step(event, finished=False))
+            return  # nothing in the journal changed that the regions show
+        elif kind == "tool_finished":
+            await self.send(text_data=self._step(event, finished=True))
+        elif kind == "model_retry":
+            with translation.override(self.language):
+                line = _("The model's answer broke off; asking again.")
+            await self.send(text_data=_step_line(f"retry-{time.monotonic_ns()}", escape(line)))
+            return
+        elif kind == "operation_finished":
+            with translation.override(self.language):
+                outcome = str(event.get("outcome", ""))
+                line = _("Finished: %(outcome)s") % {"outcome": outcome}
+                error = (event.get("error") or {}).get("message")
+                if error:
+                    line += f" — {error}"
+            await self.send(
+                text_data=_step_line(f"end-{event.get('operation_id', '')}", escape(line))
+            )
+        await self.catch_up()
+
+    def _step(self, event: dict[str, Any], *, finished: bool) -> str:
+        tool = str(event.get("tool", ""))
+        call_id = str(event.get("tool_call_id", ""))
+        with translation.override(self.language):
+            label = _(TOOL_STEPS.get(tool, "running a tool…"))
+            if finished:
+                label = (
+                    _("failed: %(tool)s") % {"tool": tool}
+                    if event.get("is_error")
+                    else _("done: %(tool)s") % {"tool": tool}
+                )
+        timer = (
+            ""
+            if finished
+            else f' <span class="elapsed" data-started="{int(time.time() * 1000)}"></span>'
+        )
+        return _step_line(f"step-{call_id}", escape(label) + timer, tool=tool, done=finished)
+
+
+def _step_line(element_id: str, html: str, *, tool: str = "", done: bool = True) -> str:
+    """One line of the run's progress; the same id replaces it when the step ends."""
+    safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in element_id)
+    attrs = f'id="{safe_id}" data-tool="{escape(tool)}" data-done="{str(done).lower()}"'
+    return (
+        f'<div hx-swap-oob="beforeend:#stream-steps"><li {attrs}>{html}</li></div>'
+        if not done or not tool
+        else f'<li {attrs} hx-swap-oob="true">{html}</li>'
+    )
+
+
+def _alert(text: str) -> str:
+    return f'<div id="form-error" role="alert" hx-swap-oob="true"><p>{escape(text)}</p></div>'

@@ -1,0 +1,50 @@
+"""The studio page's live regions, rendered from the journal for one viewer.
+
+The page, the HTMX responses and the websocket all send these same fragments; each is a
+top-level element with a stable id, swapped out of band in place. Rendering from the
+journal (never from an event's payload) is what makes a missed or repeated event harmless.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils import translation
+
+from jaiweb.render.selectors import wallet_balance
+from jaiweb.store.models import ComicSession
+from jaiweb.store.selectors import app_state_from_rows, branch_rows
+from jaiweb.studio.selectors import characters_of, run_view, strip_panels
+from jaiweb.studio.tree import active_path_view
+
+REGIONS = ("tree", "strip", "character-state", "credits", "session-notice", "controls")
+
+
+def studio_context(*, session: ComicSession) -> dict[str, Any]:
+    """Everything the regions show, read once."""
+    rows = branch_rows(session=session)
+    state = app_state_from_rows(session, rows)
+    run = run_view(session=session)
+    return {
+        "session": session,
+        "leaf_id": session.leaf_id or "",
+        "tree_items": active_path_view(session),
+        "panels": strip_panels(rows),
+        "characters": characters_of(state),
+        "permission_mode": state.get("permission_mode", "ask"),
+        "balance": wallet_balance(user=session.owner) or 0,
+        "run": run,
+        "offline_director": not settings.JAIWEB_LLM_MODEL,
+        "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
+    }
+
+
+def regions_html(
+    *, session: ComicSession, language: str | None = None, context: dict | None = None
+) -> str:
+    """Every region as out-of-band fragments, in the viewer's language."""
+    ctx = {**(context or studio_context(session=session)), "oob": True}
+    with translation.override(language or settings.LANGUAGE_CODE):
+        return "".join(render_to_string(f"studio/regions/{name}.html", ctx) for name in REGIONS)

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from jaiweb.studio import consumers
+
+websocket_urlpatterns = [
+    path("ws/sessions/<str:session_id>/", consumers.SessionConsumer.as_asgi()),
+]

@@ -1,0 +1,110 @@
+"""POST /sessions/<id>/approvals: approve or deny a paid tool call the run is waiting on."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from jaiweb.agent.actions import prompt_submit
+from jaiweb.store.selectors import operation_records
+from journal.recovery import fold_operation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _wait_for_request(op: str, timeout: float = 10) -> str:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for call_id, call in fold_operation(operation_records(operation_id=op)).calls.items():
+            if call.approval == "pending":
+                return call_id
+        time.sleep(0.05)
+    raise AssertionError("no approval was asked for")
+
+
+@pytest.mark.parametrize(
+    ("decision", "charged", "mode"),
+    [("approve", 10, "ask"), ("approve_auto", 10, "auto"), ("deny", 0, "ask")],
+)
+def test_a_decision_lets_the_run_go_on(client, alice, episode, decision, charged, mode):
+    op = prompt_submit(session=episode, user=alice, text="/draw a pig").operation_id
+    run = threading.Thread(target=_run_waiting, daemon=True)
+    run.start()
+    call_id = _wait_for_request(op)
+    client.force_login(alice)
+    page = client.get(f"/sessions/{episode.id}/").content.decode()
+    assert 'data-action="approve"' in page and "costing 10 credits" in page
+    r = client.post(
+        f"/sessions/{episode.id}/approvals",
+        {"operation_id": op, "tool_call_id": call_id, "decision": decision},
+        **HX,
+    )
+    assert r.status_code == 200
+    run.join(20)
+    from jaiweb.render.selectors import wallet_balance
+    from jaiweb.store.selectors import app_state_at
+
+    assert wallet_balance(user=alice) == 100 - charged
+    episode.refresh_from_db()
+    assert app_state_at(session=episode)["permission_mode"] == mode
+    again = client.post(
+        f"/sessions/{episode.id}/approvals",
+        {"operation_id": op, "tool_call_id": call_id, "decision": "approve"},
+        **HX,
+    )
+    assert again.status_code == 409
+
+
+def _run_waiting() -> None:
+    """The loop waiting for the page's decision (polls the journal like a real runner)."""
+    import time
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from jaiweb.agent.events import NullSink
+    from jaiweb.agent.loop import LoopConfig, OperationRun
+    from jaiweb.agent.providers.offline import OfflineDirector
+    from jaiweb.agent.tools import default_tools
+    from jaiweb.store.leases import operation_claim
+
+    try:
+        lease = operation_claim(owner="test-runner", now=timezone.now(), lease_seconds=60)
+        OperationRun(
+            lease=lease,
+            provider=OfflineDirector(),
+            tools=default_tools(),
+            events=NullSink(),
+            config=LoopConfig(context_budget=100_000, lease_seconds=60, approval_poll_seconds=0.05),
+            sleep=time.sleep,
+        ).run()
+    finally:
+        connection.close()
+
+
+def test_bad_decisions_are_422_and_unknown_operations_404(client, alice, episode):
+    client.force_login(alice)
+    r = client.post(f"/sessions/{episode.id}/approvals", {"decision": "maybe"}, **HX)
+    assert r.status_code == 422
+    r = client.post(
+        f"/sessions/{episode.id}/approvals",
+        {"operation_id": "op_nope", "tool_call_id": "c", "decision": "approve"},
+        **HX,
+    )
+    assert r.status_code == 404
+
+
+def test_someone_elses_operation_is_404(client, alice, bob, episode):
+    op = prompt_submit(session=episode, user=alice, text="/draw a pig").operation_id
+    client.force_login(bob)
+    r = client.post(
+        f"/sessions/{episode.id}/approvals",
+        {"operation_id": op, "tool_call_id": "call_1", "decision": "approve"},
+        **HX,
+    )
+    assert r.status_code == 404

@@ -1,0 +1,66 @@
+"""POST /sessions/<id>/characters: edit a character by hand (an app_state entry)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaiweb.agent.actions import prompt_submit
+from jaiweb.store.models import Entry
+from jaiweb.store.selectors import app_state_at
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_an_edit_appends_the_whole_state_and_a_rewind_brings_the_old_one_back(
+    client, alice, episode
+):
+    client.force_login(alice)
+    r = client.post(
+        f"/sessions/{episode.id}/characters",
+        {"name": "猪猪侠", "mood": "<angry>", "expected_leaf_id": ""},
+        **HX,
+    )
+    assert r.status_code == 200 and 'value="&lt;angry&gt;"' in r.content.decode()
+    episode.refresh_from_db()
+    first = episode.leaf_id
+    assert app_state_at(session=episode)["characters"]["猪猪侠"]["mood"] == "<angry>"
+    r = client.post(
+        f"/sessions/{episode.id}/characters",
+        {"name": "菲菲", "skill": "sing", "expected_leaf_id": first},
+        **HX,
+    )
+    episode.refresh_from_db()
+    state = app_state_at(session=episode)
+    assert set(state["characters"]) == {"猪猪侠", "菲菲"}
+    assert state["characters"]["猪猪侠"]["mood"] == "<angry>"
+    client.post(f"/sessions/{episode.id}/navigate", {"entry_id": first}, **HX)
+    episode.refresh_from_db()
+    assert set(app_state_at(session=episode)["characters"]) == {"猪猪侠"}
+
+
+def test_refused_while_running_stale_or_invalid(client, alice, episode):
+    client.force_login(alice)
+    r = client.post(f"/sessions/{episode.id}/characters", {"name": "x" * 41}, **HX)
+    assert r.status_code == 422
+    r = client.post(
+        f"/sessions/{episode.id}/characters",
+        {"name": "a", "mood": "m", "expected_leaf_id": "e_stale"},
+        **HX,
+    )
+    assert r.status_code == 409
+    prompt_submit(session=episode, user=alice, text="hi")
+    episode.refresh_from_db()
+    r = client.post(
+        f"/sessions/{episode.id}/characters",
+        {"name": "a", "mood": "m", "expected_leaf_id": episode.leaf_id},
+        **HX,
+    )
+    assert r.status_code == 409 and "run is going" in r.content.decode()
+    assert not Entry.objects.filter(session=episode, type="app_state").exists()
+
+
+def test_others_get_404(client, bob, episode):
+    client.force_login(bob)
+    assert client.post(f"/sessions/{episode.id}/characters", {"name": "a"}).status_code == 404

@@ -1,0 +1,132 @@
+"""The studio's websocket (/ws/sessions/<id>/) through the whole ASGI application."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from jaiweb.agent.actions import prompt_submit
+from jaiweb.agent.events import group_name
+from jaiweb.asgi import application
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def in_loop(test):
+    """Run an async test body on an event loop of its own (the ORM goes to threads)."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return async_to_sync(test)(*args, **kwargs)
+
+    return run
+
+
+def _cookie(user) -> bytes:
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+async def _connect(session_id: str, user=None, origin: bytes = b"http://127.0.0.1", extra=()):
+    headers = [(b"origin", origin), *extra]
+    if user is not None:
+        headers.append((b"cookie", await sync_to_async(_cookie)(user)))
+    communicator = WebsocketCommunicator(application, f"/ws/sessions/{session_id}/", headers)
+    connected, _ = await communicator.connect(timeout=5)
+    return communicator, connected
+
+
+@in_loop
+async def test_the_owner_connects_and_gets_every_region_at_once(alice, episode):
+    ws, ok = await _connect(episode.id, alice)
+    assert ok
+    first = await ws.receive_from(timeout=5)
+    for region in ("tree", "strip", "character-state", "credits", "session-notice", "controls"):
+        assert f'id="{region}"' in first and 'hx-swap-oob="true"' in first
+    await ws.disconnect()
+
+
+@pytest.mark.parametrize("who", ["anonymous", "bob", "unknown-session"])
+@in_loop
+async def test_anyone_else_is_refused_at_the_handshake(alice, bob, episode, who):
+    user = {"anonymous": None, "bob": bob, "unknown-session": alice}[who]
+    sid = "s_nope" if who == "unknown-session" else episode.id
+    ws, ok = await _connect(sid, user)
+    assert not ok
+    await ws.disconnect()
+
+
+@in_loop
+async def test_a_foreign_origin_is_refused(alice, episode):
+    ws, ok = await _connect(episode.id, alice, origin=b"http://evil.example")
+    assert not ok
+    await ws.disconnect()
+
+
+@in_loop
+async def test_staff_may_watch(django_user_model, episode):
+    staff = await sync_to_async(django_user_model.objects.create_user)(
+        "admin", password="x", is_staff=True
+    )
+    ws, ok = await _connect(episode.id, staff)
+    assert ok
+    await ws.disconnect()
+
+
+@in_loop
+async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, episode):
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    layer = get_channel_layer()
+    event = {"type": "text_delta", "text": "<img src=x onerror=1>", "n": 1}
+    await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+    delta = await ws.receive_from(timeout=5)
+    assert delta == (
+        '<div hx-swap-oob="beforeend:#stream-text"><span>&lt;img src=x onerror=1&gt;</span></div>'
+    )
+    event = {"type": "text_delta", "text": "later", "n": 5}  # 2…4 were lost
+    await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+    catch_up = await ws.receive_from(timeout=5)
+    assert 'id="tree"' in catch_up
+    assert "later" in await ws.receive_from(timeout=5)
+    await ws.disconnect()
+
+
+@in_loop
+async def test_a_prompt_from_another_tab_reaches_this_one_after_commit(alice, episode):
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    await sync_to_async(prompt_submit)(session=episode, user=alice, text="from <tab> two")
+    html = await ws.receive_from(timeout=5)
+    assert "from &lt;tab&gt; two" in html and 'data-state="running"' in html
+    await ws.disconnect()
+
+
+@in_loop
+async def test_a_malformed_frame_gets_a_clear_error_and_changes_nothing(alice, episode):
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    for frame in ("not json", '{"type": "drop_tables"}', "[1,2]", "x" * 10_000):
+        await ws.send_to(text_data=frame)
+        answer = await ws.receive_from(timeout=5)
+        assert 'id="form-error"' in answer and "did not understand" in answer
+    await ws.send_to(text_data='{"type": "catch_up"}')
+    assert 'id="tree"' in await ws.receive_from(timeout=5)
+    assert await ws.receive_nothing(timeout=0.2)
+    await ws.disconnect()
+
+
+@in_loop
+async def test_regions_come_in_the_watchers_language(alice, episode):
+    ws, _ = await _connect(episode.id, alice, extra=[(b"accept-language", b"zh-CN,zh;q=0.9")])
+    html = await ws.receive_from(timeout=5)
+    assert "积分" in html  # "Credits"
+    await ws.disconnect()
+    await asyncio.sleep(0)

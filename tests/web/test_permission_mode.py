@@ -1,0 +1,44 @@
+"""POST /sessions/<id>/permission-mode: ask before paid tools, or not (app state)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaiweb.agent.actions import prompt_submit
+from jaiweb.store.selectors import app_state_at
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_switching_is_app_state(client, alice, episode):
+    client.force_login(alice)
+    r = client.post(f"/sessions/{episode.id}/permission-mode", {"mode": "auto"}, **HX)
+    assert r.status_code == 200
+    assert 'data-mode="auto" aria-pressed="true"' in r.content.decode()
+    episode.refresh_from_db()
+    assert app_state_at(session=episode)["permission_mode"] == "auto"
+    assert app_state_at(session=episode)["characters"]  # the rest of the state is kept
+
+
+def test_bad_values_and_running_sessions_are_refused(client, alice, episode):
+    client.force_login(alice)
+    assert (
+        client.post(f"/sessions/{episode.id}/permission-mode", {"mode": "yolo"}, **HX).status_code
+        == 422
+    )
+    prompt_submit(session=episode, user=alice, text="hi")
+    episode.refresh_from_db()
+    r = client.post(
+        f"/sessions/{episode.id}/permission-mode",
+        {"mode": "auto", "expected_leaf_id": episode.leaf_id},
+        **HX,
+    )
+    assert r.status_code == 409
+
+
+def test_others_get_404(client, bob, episode):
+    client.force_login(bob)
+    r = client.post(f"/sessions/{episode.id}/permission-mode", {"mode": "auto"})
+    assert r.status_code == 404

@@ -1,0 +1,89 @@
+"""GET /sessions/<id>/: the studio page of one session."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jaiweb.agent.actions import prompt_submit
+from jaiweb.store.demo import article_session_create
+from tests.web.conftest import park, run_pending
+from tests.web.trees import big_tree_create
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_empty_session_has_every_hook(client, alice, episode):
+    client.force_login(alice)
+    r = client.get(f"/sessions/{episode.id}/")
+    assert r.status_code == 200
+    body = r.content.decode()
+    for hook in (
+        'id="tree"',
+        'id="inspector"',
+        'id="strip"',
+        'id="character-state"',
+        'id="credits"',
+        'id="prompt-form"',
+        'name="text"',
+        'id="stream"',
+        'id="session-notice"',
+        f'ws-connect="/ws/sessions/{episode.id}/"',
+    ):
+        assert hook in body, hook
+    assert "Kung fu &lt;b&gt;pig&lt;/b&gt;" in body and "<b>pig</b>" not in body
+    assert "offline director" in body  # the stand-in is labelled as such
+    assert 'data-balance="100"' in body
+    assert "猪猪侠" in body
+
+
+def test_a_run_shows_in_tree_strip_and_credits(client, alice, episode):
+    prompt_submit(session=episode, user=alice, text="/draw 猪猪侠 eats a <script>x</script>")
+    assert run_pending() == "finished"
+    client.force_login(alice)
+    body = client.get(f"/sessions/{episode.id}/").content.decode()
+    nodes = re.findall(r'data-entry-id="[^"]+" data-parent-id="[^"]*" data-type="(\w+)"', body)
+    assert nodes[:1] == ["message"] and len(nodes) >= 4
+    assert 'data-role="user"' in body and 'data-role="assistant"' in body
+    assert body.count('data-active="true"') == len(nodes)
+    assert re.search(r'data-panel="1"[^>]*>\s*<img src="/panels/img_', body)
+    assert 'data-balance="90"' in body
+    assert "<script>x</script>" not in body and "&lt;script&gt;x&lt;/script&gt;" in body
+
+
+def test_a_parked_operation_says_waiting_for_an_admin(client, alice, episode):
+    accepted = prompt_submit(session=episode, user=alice, text="hello")
+    park(accepted.operation_id)
+    client.force_login(alice)
+    body = client.get(f"/sessions/{episode.id}/").content.decode()
+    assert 'data-notice="parked"' in body and "waiting for an admin" in body
+
+
+def test_the_rewound_branch_stays_in_sight_grey(client, alice):
+    session = article_session_create(owner=alice)
+    client.force_login(alice)
+    body = client.get(f"/sessions/{session.id}/").content.decode()
+    assert 'data-type="branch"' in body
+    off_path = re.findall(
+        r'<div class="node"[^>]*data-entry-id="([^"]+)"(?![^>]*data-active)', body
+    )
+    assert off_path, "the article's first draft is drawn, off the active path"
+
+
+def test_a_10000_entry_session_is_a_small_page(client, alice):
+    session = big_tree_create(owner=alice, depth=8000, forks=400, fork_len=5)
+    assert session.entry_count == 10_000
+    client.force_login(alice)
+    body = client.get(f"/sessions/{session.id}/").content.decode()
+    assert len(body) < 200_000
+    assert "main line &lt;7998&gt;" in body and 'data-leaf="true"' in body
+    assert re.search(r"… \d+ more", body)  # the long middle is folded
+    assert re.search(r">\+\d+</button>", body) or 'ol class="forks"' in body
+
+
+def test_others_get_404_and_anonymous_the_login(client, bob, episode):
+    assert client.get(f"/sessions/{episode.id}/").status_code == 302
+    client.force_login(bob)
+    assert client.get(f"/sessions/{episode.id}/").status_code == 404
+    assert client.get("/sessions/s_nope/").status_code == 404

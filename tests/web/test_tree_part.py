@@ -1,0 +1,54 @@
+"""GET /sessions/<id>/tree: the folded parts of the explorer, loaded on demand."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.web.trees import big_tree_create
+
+pytestmark = pytest.mark.django_db
+
+NODE = re.compile(r'data-entry-id="([^"]+)"')
+
+
+@pytest.fixture
+def big(alice):
+    return big_tree_create(owner=alice, depth=600, forks=30, fork_len=40)
+
+
+def test_the_folded_middle_of_the_path_loads_a_page_at_a_time(client, alice, big):
+    client.force_login(alice)
+    page = client.get(f"/sessions/{big.id}/").content.decode()
+    query = re.search(r'tree\?(path=[^"]+)"', page).group(1).replace("&amp;", "&")
+    part = client.get(f"/sessions/{big.id}/tree?{query}").content.decode()
+    ids = NODE.findall(part)
+    assert ids[:2] == ["m3", "m4"] and len(ids) == 100
+    assert 'data-active="true"' in part
+    more = re.search(r"… (\d+) more", part)
+    assert more and int(more.group(1)) == 600 - 3 - 40 - 100
+
+
+def test_a_fork_opens_as_its_branches_runs(client, alice, big):
+    client.force_login(alice)
+    part = client.get(f"/sessions/{big.id}/tree?forks=m0&except=m1").content.decode()
+    ids = NODE.findall(part)
+    assert ids[0] == "b0" and ids[1] == "s0_0"
+    assert 'data-active="true"' not in part  # side branches are off the active path
+    assert re.search(r"… (\d+) more", part)  # 40 entries: a page of 25, then a fold
+    query = re.search(r'tree\?(chain=[^"]+)"', part).group(1).replace("&amp;", "&")
+    rest = NODE.findall(client.get(f"/sessions/{big.id}/tree?{query}").content.decode())
+    assert rest[0] == "s0_24" and rest[-1] == "s0_38"
+
+
+def test_bad_requests_change_nothing_and_say_so(client, alice, big):
+    client.force_login(alice)
+    assert client.get(f"/sessions/{big.id}/tree").status_code == 422
+    assert client.get(f"/sessions/{big.id}/tree?path=m5&start=x&stop=2").status_code == 422
+    assert client.get(f"/sessions/{big.id}/tree?path=nope&start=0&stop=2").status_code == 404
+
+
+def test_someone_elses_tree_is_404(client, bob, big):
+    client.force_login(bob)
+    assert client.get(f"/sessions/{big.id}/tree?forks=m0").status_code == 404
