@@ -1,11 +1,22 @@
-"""Accounts: a new user comes with their wallet and its welcome credits."""
+"""Accounts: a new user comes with their wallet and its welcome credits; API tokens."""
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
+from jaiweb.accounts.models import ApiToken
 from jaiweb.render.services import wallet_get_or_create
+
+TOKEN_PREFIX = "jai_"
+# last_used_at is a hint for its owner, not an audit log: one write a minute per token at most.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def account_create(*, username: str, password: str):
@@ -14,3 +25,48 @@ def account_create(*, username: str, password: str):
         user = get_user_model().objects.create_user(username=username, password=password)
         wallet_get_or_create(user=user)
     return user
+
+
+def token_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def api_token_create(*, user: Any, name: str, now: datetime | None = None) -> tuple[ApiToken, str]:
+    """A new token and its secret; the secret is shown once and never stored."""
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise ValueError("a token's name has 1 to 100 characters")
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        prefix=secret[: len(TOKEN_PREFIX) + 6],
+        token_hash=token_hash(secret),
+        created_at=now or timezone.now(),
+    )
+    return token, secret
+
+
+def api_token_revoke(*, user: Any, token_id: int, now: datetime | None = None) -> bool:
+    """Revoke one of the user's tokens; False when they have no such (live) token."""
+    revoked = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
+        revoked_at=now or timezone.now()
+    )
+    return bool(revoked)
+
+
+def api_token_authenticate(*, secret: str, now: datetime | None = None) -> Any | None:
+    """The active user a live token belongs to, or None; notes when the token was used."""
+    if not secret.startswith(TOKEN_PREFIX):
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(token_hash=token_hash(secret), revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )
+    if token is None:
+        return None
+    now = now or timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user

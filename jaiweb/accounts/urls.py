@@ -25,4 +25,6 @@ urlpatterns = [
         ),
         name="password_change_done",
     ),
+    path("tokens/", views.api_tokens, name="api_tokens"),
+    path("tokens/<int:token_id>/revoke/", views.api_token_revoke_view, name="api_token_revoke"),
 ]

@@ -1,0 +1,49 @@
+"""The JSON API at /api/v1/ (CONTRACT §6), OpenAPI at /api/v1/openapi.json.
+
+Views only check access, call the agent's actions or the store's services and selectors,
+and shape the answer; every refusal becomes ``{"detail", "code"}`` in ``errors``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import NinjaAPI
+from ninja.operation import Operation
+from ninja.renderers import JSONRenderer
+from ninja.responses import NinjaJSONEncoder
+from pydantic_core import to_jsonable_python
+
+from jaiweb.api import inbox, operations, sessions, wallet
+from jaiweb.api.auth import AUTH
+from jaiweb.api.errors import install_error_handlers
+
+
+class JournalJSONRenderer(JSONRenderer):
+    """Values as the journal writes them: Django's encoder would cut timestamps to milliseconds,
+    so an entry read here would differ from the same entry exported."""
+
+    def render(self, request: HttpRequest, data: Any, *, response_status: int) -> str:
+        fallback = NinjaJSONEncoder().default
+        return json.dumps(to_jsonable_python(data, fallback=fallback), ensure_ascii=False)
+
+
+class JaiwebAPI(NinjaAPI):
+    def get_openapi_operation_id(self, operation: Operation) -> str:
+        """The view's name (``submit_prompt``), not ninja's module-qualified one."""
+        return operation.view_func.__name__
+
+
+api = JaiwebAPI(
+    title="jaiweb",
+    version="1",
+    description="Comic sessions on an append-only tree, and the agent's runs on them.",
+    auth=AUTH,
+    urls_namespace="api-v1",
+    renderer=JournalJSONRenderer(),
+)
+install_error_handlers(api)
+for module in (sessions, operations, inbox, wallet):
+    api.add_router("", module.router)

@@ -1,0 +1,144 @@
+"""Every refusal as ``{"detail": "...", "code": "..."}`` with its status (CONTRACT §6).
+
+Not-found bodies never echo what was asked for and never differ between "does not
+exist" and "is someone else's", so a 404 says nothing about other users' data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from jaiweb.agent.actions import PromptRateLimited
+from jaiweb.store.errors import (
+    InvalidEntry,
+    OperationNotFound,
+    PromptTooLong,
+    SessionNotFound,
+    StaleLeaf,
+    StoreError,
+)
+from journal.errors import UnknownEntry
+
+NOT_FOUND = {
+    SessionNotFound: "no such session",
+    OperationNotFound: "no such operation",
+    UnknownEntry: "no such entry",
+}
+
+
+class ApiError(Exception):
+    """A refusal decided in the API layer itself (access, CSRF)."""
+
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        self.status = status
+        self.code = code
+        self.detail = detail
+        super().__init__(detail)
+
+
+def error_response(
+    api: NinjaAPI,
+    request: HttpRequest,
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> HttpResponse:
+    response = api.create_response(
+        request, {"detail": detail, "code": code, **extra}, status=status
+    )
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _field_name(loc: tuple | list) -> str:
+    """("body", "body", "text") → "text"; ("query", "after_seq") → "after_seq"."""
+    parts = list(loc[1:])
+    if loc and loc[0] == "body" and len(parts) > 1:
+        parts = parts[1:]  # the name of the view's body parameter
+    return ".".join(str(p) for p in parts) or str(loc[0])
+
+
+def _message(error: dict) -> str:
+    # Our own validators' ValueErrors come back as "Value error, <ours>".
+    return error["msg"].removeprefix("Value error, ")
+
+
+def install_error_handlers(api: NinjaAPI) -> None:
+    def on_store_error(request: HttpRequest, exc: StoreError) -> HttpResponse:
+        for cls, detail in NOT_FOUND.items():
+            if isinstance(exc, cls):
+                return error_response(api, request, 404, "not_found", detail)
+        if isinstance(exc, PromptTooLong):
+            return error_response(api, request, 422, exc.code, f"text: {exc}", field="text")
+        if isinstance(exc, InvalidEntry):
+            return error_response(api, request, 422, exc.code, str(exc))
+        if isinstance(exc, StaleLeaf):
+            return error_response(api, request, 409, exc.code, str(exc), leaf_id=exc.actual)
+        # SessionParked ("waiting for an admin"), SessionBusy, OperationStateConflict:
+        # what was asked does not fit the session's or the operation's state.
+        return error_response(api, request, 409, exc.code, str(exc))
+
+    def on_unknown_entry(request: HttpRequest, exc: UnknownEntry) -> HttpResponse:
+        return error_response(api, request, 404, "not_found", NOT_FOUND[UnknownEntry])
+
+    def on_rate_limited(request: HttpRequest, exc: PromptRateLimited) -> HttpResponse:
+        return error_response(
+            api,
+            request,
+            429,
+            exc.code,
+            str(exc),
+            headers={"Retry-After": str(max(1, exc.retry_after))},
+        )
+
+    def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+        return error_response(api, request, exc.status, exc.code, exc.detail)
+
+    def on_permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+        return error_response(api, request, 403, "forbidden", str(exc) or "forbidden")
+
+    def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+        return error_response(api, request, 404, "not_found", "not found")
+
+    def on_unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+        return error_response(
+            api,
+            request,
+            401,
+            "unauthenticated",
+            "log in, or send Authorization: Bearer <token>",
+            headers={"WWW-Authenticate": 'Bearer realm="jaiweb"'},
+        )
+
+    def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+        if exc.status_code == 400:  # ninja's "Cannot parse request body": invalid input
+            return error_response(
+                api, request, 422, "invalid_body", "the request body is not valid JSON"
+            )
+        return error_response(api, request, exc.status_code, "error", str(exc))
+
+    def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+        errors = [{"field": _field_name(e["loc"]), "message": _message(e)} for e in exc.errors]
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        return error_response(
+            api, request, 422, "invalid", detail, field=errors[0]["field"], errors=errors
+        )
+
+    api.add_exception_handler(StoreError, on_store_error)
+    api.add_exception_handler(UnknownEntry, on_unknown_entry)
+    api.add_exception_handler(PromptRateLimited, on_rate_limited)
+    api.add_exception_handler(ApiError, on_api_error)
+    api.add_exception_handler(PermissionDenied, on_permission_denied)
+    api.add_exception_handler(Http404, on_not_found)
+    api.add_exception_handler(AuthenticationError, on_unauthenticated)
+    api.add_exception_handler(HttpError, on_http_error)
+    api.add_exception_handler(ValidationError, on_validation_error)

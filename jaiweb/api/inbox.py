@@ -1,0 +1,55 @@
+"""/inbox…: parked calls with their evidence, and an admin's decision (staff only)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.http import HttpRequest
+from ninja import Router
+
+from jaiweb.agent.actions import watchers_notify
+from jaiweb.agent.inbox import inbox_items, inbox_resolve
+from jaiweb.agent.runner import wake_local_runners
+from jaiweb.api.access import staff_only
+from jaiweb.api.schemas import ErrorOut, InboxItemOut, InboxResolveIn, InboxResolveOut
+from jaiweb.store.selectors import operation_get
+
+router = Router(tags=["inbox"])
+
+
+@router.get("/inbox", response={200: list[InboxItemOut], 401: ErrorOut, 403: ErrorOut})
+def list_inbox(request: HttpRequest):
+    """Every parked call (or parked operation), oldest first."""
+    staff_only(request.auth)
+    return inbox_items()
+
+
+@router.post(
+    "/inbox/{operation_id}/{tool_call_id}",
+    response={
+        200: InboxResolveOut,
+        401: ErrorOut,
+        403: ErrorOut,
+        404: ErrorOut,
+        409: ErrorOut,
+        422: ErrorOut,
+    },
+)
+def resolve_inbox_call(
+    request: HttpRequest, operation_id: str, tool_call_id: str, body: InboxResolveIn
+):
+    """retry / confirmed / failed, with a reason; 409 when that call is not parked."""
+    staff_only(request.auth)
+    op = operation_get(operation_id=operation_id)
+    with transaction.atomic():
+        inbox_resolve(
+            user=request.auth,
+            operation_id=op.id,
+            tool_call_id=tool_call_id,
+            resolution=body.resolution,
+            reason=body.reason,
+            result=body.result.model_dump() if body.result else None,
+        )
+        # inbox_resolve tells no one: the run may go on now, and the owner's page should show it.
+        transaction.on_commit(wake_local_runners)
+        watchers_notify(op.session_id)
+    return {"operation_id": op.id, "tool_call_id": tool_call_id, "resolution": body.resolution}

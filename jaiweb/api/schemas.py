@@ -1,0 +1,222 @@
+"""Request and response bodies of the JSON API (CONTRACT §6).
+
+Entries and records are the journal's own pydantic models (CONTRACT §1, §2), so the
+OpenAPI document describes exactly what is stored and exported; entries add ``seq``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from django.conf import settings
+from ninja import Schema
+from pydantic import AfterValidator, Field, StringConstraints, create_model, field_validator
+
+from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
+from journal.jsonvalues import Id, JsonObject, Text, check_text
+from journal.records import Record
+from journal.recovery import Verdict
+
+SessionState = Literal["idle", "running", "parked"]
+# Length is checked on the stripped text, before the NUL check (its message names the limits).
+Title = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    AfterValidator(check_text),
+]
+Reason = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(check_text)
+]
+
+
+# -- errors -------------------------------------------------------------------------
+
+
+class FieldError(Schema):
+    field: str
+    message: str
+
+
+class ErrorOut(Schema):
+    """Every error: a sentence and a stable code; 422s name the field."""
+
+    detail: str
+    code: str
+    field: str | None = Field(default=None, description="422: the first field refused")
+    errors: list[FieldError] | None = Field(default=None, description="422: every field refused")
+    leaf_id: str | None = Field(default=None, description="409 stale_leaf: the leaf now")
+
+
+# -- sessions -----------------------------------------------------------------------
+
+
+class SessionCreateIn(Schema):
+    title: Title
+    initial_app_state: JsonObject | None = None
+
+
+class SessionRenameIn(Schema):
+    title: Title
+
+
+class SessionSummaryOut(Schema):
+    id: str
+    title: str
+    leaf_id: str | None
+    entry_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionOut(SessionSummaryOut):
+    owner: str
+    app_state: dict[str, Any]
+    state: SessionState
+    operation_id: str | None = Field(description="the unfinished operation, if any")
+    parked_reason: str | None = Field(
+        default=None, description="why an admin is needed, when the state is parked"
+    )
+
+
+def _with_seq(model: type) -> type:
+    return create_model(
+        model.__name__ + "Out",
+        __base__=model,
+        seq=(int, Field(description="1, 2, … per session, in append order")),
+    )
+
+
+EntryOut = Annotated[
+    _with_seq(MessageEntry)
+    | _with_seq(AppStateEntry)
+    | _with_seq(CompactionEntry)
+    | _with_seq(BranchEntry),
+    Field(discriminator="type"),
+]
+
+
+# -- writes on a session ------------------------------------------------------------
+
+
+class PromptIn(Schema):
+    text: Text
+
+    @field_validator("text")
+    @classmethod
+    def _length(cls, value: str) -> str:
+        # Checked here too (the store has the last word) so the error names the field
+        # before the prompt counts against the rate limit.
+        limit = settings.JAIWEB_MAX_PROMPT_CHARS
+        if len(value) > limit:
+            raise ValueError(
+                f"the prompt has {len(value)} characters; at most {limit} are accepted"
+            )
+        if not value.strip():
+            raise ValueError("the prompt is empty")
+        return value
+
+
+class PromptOut(Schema):
+    operation_id: str
+    queued: bool = Field(description="true: steering for the run in progress")
+    input_entry_id: str = Field(description="the entry the text is (or will be) written under")
+
+
+class NavigateIn(Schema):
+    entry_id: Id
+    expected_leaf_id: Id | None = None
+
+
+class NavigateOut(Schema):
+    leaf_id: str | None
+    app_state: dict[str, Any]
+
+
+class StopOut(Schema):
+    operation_id: str
+
+
+# -- operations ---------------------------------------------------------------------
+
+
+class OperationOut(Schema):
+    id: str
+    session_id: str
+    state: Literal["running", "parked", "finished"]
+    outcome: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    parked_reason: str | None
+    verdict: Verdict | None = Field(
+        description="what recovery would do with the log now; null if the log is corrupted"
+    )
+    records: list[Record]
+
+
+class ApprovalIn(Schema):
+    tool_call_id: Id
+    # The page's buttons say approve/deny; the journal records approved/denied.
+    decision: Literal["approve", "deny", "approved", "denied"]
+    auto_from_now: bool = False
+
+
+class ApprovalOut(Schema):
+    operation_id: str
+    tool_call_id: str
+    decision: Literal["approved", "denied"]
+
+
+# -- inbox --------------------------------------------------------------------------
+
+
+class InboxItemOut(Schema):
+    operation_id: str
+    session_id: str
+    session_title: str
+    owner: str
+    attention: str
+    parked_at: datetime | None
+    claims: int
+    tool_call_id: str | None = Field(description="null: the operation as a whole needs attention")
+    tool_name: str
+    args: dict[str, Any]
+    idempotency_key: str
+    policy: str
+    dispatch_attempt: int
+    dispatched_at: datetime | None
+    evidence: dict[str, Any]
+
+
+class InboxResultIn(Schema):
+    content: Text = ""
+    details: JsonObject | None = None
+
+
+class InboxResolveIn(Schema):
+    resolution: Literal["retry", "confirmed", "failed"]
+    reason: Reason
+    result: InboxResultIn | None = None
+
+
+class InboxResolveOut(Schema):
+    operation_id: str
+    tool_call_id: str
+    resolution: str
+
+
+# -- wallet -------------------------------------------------------------------------
+
+
+class LedgerEntryOut(Schema):
+    kind: str
+    amount: int
+    balance_after: int
+    job_key: str | None
+    note: str
+    created_at: datetime
+
+
+class WalletOut(Schema):
+    balance: int
+    ledger: list[LedgerEntryOut] = Field(description="newest first")

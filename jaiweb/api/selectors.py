@@ -1,0 +1,97 @@
+"""Reads the API shows: the store's and the agent's selectors, shaped as the API's bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from jaiweb.agent.actions import session_status
+from jaiweb.render.selectors import ledger_for, wallet_balance
+from jaiweb.render.services import WELCOME_CREDITS
+from jaiweb.store.models import ComicSession, Operation
+from jaiweb.store.selectors import (
+    StoredEntry,
+    app_state_at,
+    operation_records,
+    parse_rows,
+    recovery_evidence,
+)
+from journal.entries import entry_to_dict
+from journal.errors import CorruptedOperationLog
+from journal.recovery import fold_operation, verdict_for
+
+
+def sessions_of(*, owner: Any) -> list[ComicSession]:
+    """The owner's sessions, the most recently changed first."""
+    return list(
+        ComicSession.objects.filter(owner=owner, deleting=False)
+        .order_by("-updated_at", "-id")
+        .only("id", "title", "leaf_id", "entry_count", "created_at", "updated_at")
+    )
+
+
+def session_detail(*, session: ComicSession) -> dict[str, Any]:
+    """The session with the app state at its leaf and whether a run holds it."""
+    status = session_status(session=session)
+    return {
+        "id": session.id,
+        "title": session.title,
+        "owner": session.owner.get_username(),
+        "leaf_id": session.leaf_id,
+        "entry_count": session.entry_count,
+        "created_at": session.created_at,
+        "updated_at": session.updated_at,
+        "app_state": app_state_at(session=session),
+        "state": status.state,
+        "operation_id": status.operation_id,
+        "parked_reason": status.parked_reason,
+    }
+
+
+def entries_out(rows: Iterable[StoredEntry]) -> list[dict[str, Any]]:
+    """Entries as exported, each with its ``seq``."""
+    rows = list(rows)
+    parse_rows(rows)  # one pydantic call per entry type, not one per row
+    return [{**entry_to_dict(row.entry), "seq": row.seq} for row in rows]
+
+
+def operation_detail(*, operation: Operation) -> dict[str, Any]:
+    """State, what recovery would decide now, and every record."""
+    records = operation_records(operation_id=operation.id)
+    try:
+        verdict = verdict_for(
+            fold_operation(records),
+            recovery_evidence(session=operation.session, records=records),
+        )
+    except CorruptedOperationLog:
+        verdict = None  # the records are still shown: they are what an admin needs
+    if operation.outcome is not None:
+        state = "finished"
+    elif operation.is_parked:
+        state = "parked"
+    else:
+        state = "running"
+    return {
+        "id": operation.id,
+        "session_id": operation.session_id,
+        "state": state,
+        "outcome": operation.outcome,
+        "created_at": operation.created_at,
+        "finished_at": operation.finished_at,
+        "parked_reason": operation.attention or None,
+        "verdict": verdict,
+        "records": records,
+    }
+
+
+def wallet_of(*, user: Any) -> dict[str, Any]:
+    """The balance and the ledger, newest first.
+
+    A user without a wallet yet gets one with the welcome credits on their first render:
+    that is what they can spend, so that is the balance shown.
+    """
+    balance = wallet_balance(user=user)
+    return {
+        "balance": WELCOME_CREDITS if balance is None else balance,
+        "ledger": ledger_for(user=user),
+    }

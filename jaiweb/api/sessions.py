@@ -1,0 +1,156 @@
+"""/sessions…: sessions, their entries and tree, and what a person may ask of one."""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Annotated
+
+from django.http import HttpRequest, StreamingHttpResponse
+from ninja import Router, Status
+from pydantic import Field
+
+from jaiweb.agent.actions import prompt_submit, session_rewind, session_stop
+from jaiweb.api.access import session_for
+from jaiweb.api.schemas import (
+    EntryOut,
+    ErrorOut,
+    NavigateIn,
+    NavigateOut,
+    PromptIn,
+    PromptOut,
+    SessionCreateIn,
+    SessionOut,
+    SessionRenameIn,
+    SessionSummaryOut,
+    StopOut,
+)
+from jaiweb.api.selectors import entries_out, session_detail, sessions_of
+from jaiweb.store.selectors import branch_rows, children_rows, entries_after
+from jaiweb.store.services import session_create, session_delete, session_rename
+from jaiweb.store.transfer import session_export
+from journal.jsonvalues import Id
+
+router = Router(tags=["sessions"])
+
+E401 = {401: ErrorOut}
+E404 = {401: ErrorOut, 404: ErrorOut}
+E422 = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+
+
+@router.get("/sessions", response={200: list[SessionSummaryOut], **E401})
+def list_sessions(request: HttpRequest):
+    """My sessions, the most recently changed first."""
+    return sessions_of(owner=request.auth)
+
+
+@router.post("/sessions", response={201: SessionOut, 403: ErrorOut, 422: ErrorOut, **E401})
+def create_session(request: HttpRequest, body: SessionCreateIn):
+    """A new, empty session (``initial_app_state`` defaults to no characters, mode ask)."""
+    session = session_create(
+        owner=request.auth, title=body.title, initial_app_state=body.initial_app_state
+    )
+    return Status(201, session_detail(session=session))
+
+
+@router.get("/sessions/{session_id}", response={200: SessionOut, **E404})
+def read_session(request: HttpRequest, session_id: str):
+    """The leaf, the app state at it, and idle / running / parked with the operation's id."""
+    return session_detail(session=session_for(user=request.auth, session_id=session_id))
+
+
+@router.patch("/sessions/{session_id}", response={200: SessionOut, 403: ErrorOut, **E422})
+def rename_session(request: HttpRequest, session_id: str, body: SessionRenameIn):
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    return session_detail(session=session_rename(session_id=session.id, title=body.title))
+
+
+@router.delete("/sessions/{session_id}", response={204: None, 403: ErrorOut, 409: ErrorOut, **E404})
+def delete_session(request: HttpRequest, session_id: str):
+    """Delete the session and all its facts; 409 unless it is idle."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    session_delete(session_id=session.id)
+    return Status(204, None)
+
+
+@router.get("/sessions/{session_id}/entries", response={200: list[EntryOut], **E422})
+def list_entries(
+    request: HttpRequest,
+    session_id: str,
+    after_seq: Annotated[int, Field(ge=0)] = 0,
+    limit: Annotated[int, Field(ge=1, le=1000)] = 1000,
+):
+    """Entries in append order after ``after_seq``; ask again from the last seq for more."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return entries_out(entries_after(session=session, after_seq=after_seq, limit=limit))
+
+
+@router.get("/sessions/{session_id}/branch", response={200: list[EntryOut], **E422})
+def read_branch(request: HttpRequest, session_id: str, leaf: Id | None = None):
+    """Root → ``leaf`` (default: the session's leaf)."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return entries_out(branch_rows(session=session, leaf_id=leaf))
+
+
+@router.get("/sessions/{session_id}/children/{entry_id}", response={200: list[EntryOut], **E404})
+def list_children(request: HttpRequest, session_id: str, entry_id: str):
+    """A node's children in append order (the tree view opens one level at a time)."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return entries_out(children_rows(session=session, entry_id=entry_id))
+
+
+@router.post("/sessions/{session_id}/prompts", response={202: PromptOut, 429: ErrorOut, **E409})
+def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
+    """Idle: starts a run (``queued`` false). Running: steers it (``queued`` true).
+
+    Parked: 409, the session is waiting for an admin. Too many prompts: 429 with Retry-After.
+    """
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    accepted = prompt_submit(session=session, user=request.auth, text=body.text)
+    return Status(202, accepted)
+
+
+@router.post("/sessions/{session_id}/navigate", response={200: NavigateOut, **E409})
+def navigate_session(request: HttpRequest, session_id: str, body: NavigateIn):
+    """Continue from any node (a ``branch`` entry); 409 unless idle or when the leaf is stale."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    nav = session_rewind(
+        session=session, entry_id=body.entry_id, expected_leaf_id=body.expected_leaf_id
+    )
+    return {"leaf_id": nav.leaf_id, "app_state": nav.app_state}
+
+
+@router.post(
+    "/sessions/{session_id}/stop",
+    response={202: StopOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+)
+def stop_session(request: HttpRequest, session_id: str):
+    """Ask the run to stop at its next safe point; 409 when idle or parked."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    return Status(202, {"operation_id": session_stop(session=session, user=request.auth)})
+
+
+@router.get(
+    "/sessions/{session_id}/export",
+    response={200: None, **E404},
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "the session as canonical JSON lines (`export_session`)",
+                "content": {"application/jsonl": {"schema": {"type": "string"}}},
+            }
+        }
+    },
+)
+def export_session(request: HttpRequest, session_id: str):
+    """The JSONL of ``manage.py export_session``, streamed."""
+    session = session_for(user=request.auth, session_id=session_id)
+    lines = session_export(session=session)
+    # The header line is read now, so a session deleted meanwhile is a 404, not a cut stream.
+    first = next(lines)
+    response = StreamingHttpResponse(
+        (line + "\n" for line in chain([first], lines)),
+        content_type="application/jsonl; charset=utf-8",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{session.id}.jsonl"'
+    return response

@@ -1,0 +1,62 @@
+"""The admin's decision on one parked call, as a form: which choice, why, and a result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+# The buttons' values and what inbox_resolve calls them.
+RESOLUTIONS = {"retry": "retry", "confirm": "confirmed", "fail": "failed"}
+
+
+def parse_result(text: str) -> dict[str, Any] | None:
+    """The confirm result: ``{"content", "details"}`` as JSON, any other JSON object (its
+    details), or plain text (its content). Empty: inbox_resolve writes "confirmed by …"."""
+    text = text.strip()
+    if not text:
+        return None
+    if not text.startswith("{"):
+        return {"content": text}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise forms.ValidationError(f"The result is not valid JSON: {exc}.") from None
+    if not isinstance(value, dict):
+        raise forms.ValidationError("The result must be a JSON object or plain text.")
+    if not value.keys() <= {"content", "details"}:
+        return {"details": value}
+    if not isinstance(value.get("details", {}), dict):
+        raise forms.ValidationError('"details" must be a JSON object.')
+    if not isinstance(value.get("content", ""), str):
+        raise forms.ValidationError('"content" must be text.')
+    return value
+
+
+class ResolveForm(forms.Form):
+    action = forms.ChoiceField(
+        choices=[(a, a) for a in RESOLUTIONS],
+        error_messages={
+            "required": "Choose retry, confirm or mark failed.",
+            "invalid_choice": "Choose retry, confirm or mark failed.",
+        },
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={"required": "Give a reason: it is kept in the journal."},
+    )
+    # A piece of evidence picked as the result; empty: the result typed below.
+    pick = forms.CharField(required=False, strip=True)
+    result = forms.CharField(required=False, strip=True, max_length=100_000)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        data["resolution"] = RESOLUTIONS.get(data.get("action", ""), "")
+        data["result_value"] = None
+        if data.get("action") == "confirm":
+            try:
+                data["result_value"] = parse_result(data.get("pick") or data.get("result") or "")
+            except forms.ValidationError as exc:
+                self.add_error("result", exc)
+        return data

@@ -1,0 +1,233 @@
+"""The recovery inbox page (staff only): parked tool calls, their evidence, and the choice.
+
+The decision itself is ``jaiweb.agent.inbox.inbox_resolve``; these views only show the
+items, turn the form into its arguments, and tell the session and the runner afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render, resolve_url
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST, require_safe
+
+from jaiweb.agent.actions import watchers_notify
+from jaiweb.agent.inbox import InboxItem, inbox_items, inbox_resolve
+from jaiweb.agent.runner import wake_local_runners
+from jaiweb.inbox.forms import ResolveForm
+from jaiweb.store.errors import InvalidEntry, StoreError
+from jaiweb.store.selectors import operation_get
+
+DONE = {
+    "retry": "Retry recorded for call {call} of “{title}”: it is dispatched again under the "
+    "same key.",
+    "confirmed": "Confirmed call {call} of “{title}”: its result is written and the run goes on.",
+    "failed": "Marked call {call} of “{title}” as failed: the agent is told its outcome is "
+    "unknown and that it was not repeated.",
+}
+GONE = (
+    "This call is not waiting in the inbox any more (someone else may have resolved it, or "
+    "the run moved on); nothing was changed. Details: {detail}"
+)
+
+
+def staff_only(view):
+    """Anonymous: to the login page. Logged in but not staff: 403, nothing else."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            if _is_htmx(request):  # a poll after logging out: send the whole page there
+                response = HttpResponse(status=401)
+                response["HX-Redirect"] = f"{resolve_url('login')}?next={resolve_url('inbox')}"
+                return response
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@dataclass
+class Card:
+    """One inbox item as the page shows it, with what the admin typed (after an error)."""
+
+    item: InboxItem
+    dom_id: str
+    args: str = ""
+    render_job: dict[str, Any] | None = None
+    render_job_result: str = ""
+    render_pick: str = ""
+    posts_with_key: list[dict[str, Any]] = field(default_factory=list)
+    posts_around: list[dict[str, Any]] = field(default_factory=list)
+    other_evidence: str = ""
+    reason: str = ""
+    result: str = ""
+    pick: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _post_pick(post: dict[str, Any]) -> dict[str, Any]:
+    """What publish_panel returns for this post, offered as the confirm result."""
+    return {
+        "content": f"published to the feed as {post['post_id']}",
+        "details": {"post_id": post["post_id"], "image_id": post["image_id"]},
+    }
+
+
+def _render_pick(job: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What generate_image returns for a finished render, offered as the confirm result."""
+    if not job or job["status"] != "succeeded" or not isinstance(job["result"], dict):
+        return None
+    return {"content": "panel rendered", "details": {**job["result"], "cost": job["charged"]}}
+
+
+def _card(item: InboxItem) -> Card:
+    digest = hashlib.sha256(f"{item.operation_id}\x00{item.tool_call_id}".encode()).hexdigest()
+    card = Card(item=item, dom_id="inbox-" + digest[:12])
+    if item.tool_call_id is None:
+        return card
+    card.args = _pretty(item.args)
+    evidence = dict(item.evidence)
+    matches: list[dict[str, Any]] = []
+    if "render_job" in evidence:
+        card.render_job = evidence.pop("render_job")
+        if card.render_job:
+            card.render_job_result = _pretty(card.render_job["result"])
+        pick = _render_pick(card.render_job)
+        if pick:
+            card.render_pick = json.dumps(pick, ensure_ascii=False)
+            matches.append(pick)
+    if "feed_posts_with_this_key" in evidence:
+        for post in evidence.pop("feed_posts_with_this_key"):
+            pick = _post_pick(post)
+            card.posts_with_key.append({**post, "pick": json.dumps(pick, ensure_ascii=False)})
+            matches.append(pick)
+    if "feed_posts_around_then" in evidence:
+        seen = {p["post_id"] for p in card.posts_with_key}
+        for post in evidence.pop("feed_posts_around_then"):
+            if post["post_id"] not in seen:
+                pick = json.dumps(_post_pick(post), ensure_ascii=False)
+                card.posts_around.append({**post, "pick": pick})
+    if evidence:
+        card.other_evidence = _pretty(evidence)
+    if len(matches) == 1:  # exactly one piece of evidence under this key: the likely result
+        card.result = _pretty(matches[0])
+    return card
+
+
+def _cards() -> list[Card]:
+    return [_card(item) for item in inbox_items()]
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+@never_cache
+@require_safe
+@staff_only
+def page(request: HttpRequest) -> HttpResponse:
+    """The inbox: every parked call, oldest first."""
+    return render(request, "inbox/page.html", {"cards": _cards()})
+
+
+@never_cache
+@require_safe
+@staff_only
+def item_list(request: HttpRequest) -> HttpResponse:
+    """The list alone, for the page's polling."""
+    return render(request, "inbox/list.html", {"cards": _cards()})
+
+
+@never_cache
+@require_safe
+@staff_only
+def count(request: HttpRequest) -> HttpResponse:
+    """How many calls wait now, shown while the list is paused for typing."""
+    return render(request, "inbox/count.html", {"count": len(inbox_items())})
+
+
+@require_POST
+@staff_only
+def resolve(request: HttpRequest, operation_id: str, tool_call_id: str) -> HttpResponse:
+    """Retry, confirm or mark failed one parked call; 409 when it is not parked any more."""
+    form = ResolveForm(request.POST)
+    if not form.is_valid():
+        errors = [e for errs in form.errors.values() for e in errs]
+        return _refused(request, operation_id, tool_call_id, errors)
+    data = form.cleaned_data
+    try:
+        op = operation_get(operation_id=operation_id)
+        with transaction.atomic():
+            inbox_resolve(
+                user=request.user,
+                operation_id=op.id,
+                tool_call_id=tool_call_id,
+                resolution=data["resolution"],
+                reason=data["reason"],
+                result=data["result_value"],
+            )
+            transaction.on_commit(wake_local_runners)
+            watchers_notify(op.session_id)
+    except InvalidEntry as exc:
+        return _refused(request, operation_id, tool_call_id, [str(exc)])
+    except StoreError as exc:
+        return _gone(request, GONE.format(detail=exc))
+    done = DONE[data["resolution"]].format(call=tool_call_id, title=op.session.title)
+    if not _is_htmx(request):
+        messages.success(request, done)
+        return redirect("inbox")
+    return render(
+        request,
+        "inbox/resolved.html",
+        {"message": done, "level": "success", "cards": _cards()},
+    )
+
+
+def _refused(
+    request: HttpRequest, operation_id: str, tool_call_id: str, errors: list[str]
+) -> HttpResponse:
+    """400: the item again, with what was typed and why it was refused."""
+    cards = _cards()
+    card = next(
+        (
+            c
+            for c in cards
+            if (c.item.operation_id, c.item.tool_call_id) == (operation_id, tool_call_id)
+        ),
+        None,
+    )
+    if card is None:
+        return _gone(request, GONE.format(detail=f"call {tool_call_id!r} is not waiting"))
+    card.reason = request.POST.get("reason", "")
+    card.result = request.POST.get("result", card.result)
+    card.pick = request.POST.get("pick", "")
+    card.errors = errors
+    if _is_htmx(request):
+        return render(request, "inbox/item.html", {"card": card}, status=400)
+    return render(request, "inbox/page.html", {"cards": cards}, status=400)
+
+
+def _gone(request: HttpRequest, message: str) -> HttpResponse:
+    """409: the call is not parked; say so, and show the list as it is now."""
+    cards = _cards()
+    context = {"message": message, "level": "error", "cards": cards}
+    if _is_htmx(request):
+        return render(request, "inbox/resolved.html", context, status=409)
+    return render(request, "inbox/page.html", {**context, "notice": message}, status=409)

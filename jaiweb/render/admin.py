@@ -1,0 +1,169 @@
+"""Render jobs, images, wallets and the ledger in the Django admin: read-only.
+
+Credits move only through the service: the wallet list has a "grant credits" page (and an
+action for the selected wallets) that calls ``credits_grant`` for each user.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.services import credits_grant
+
+GRANT_PERMISSION = "render.add_ledgerentry"  # a grant is a new ledger entry
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Lists and detail pages only: no add, change or delete."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(RenderJob)
+class RenderJobAdmin(ReadOnlyAdmin):
+    list_display = (
+        "key",
+        "user",
+        "status",
+        "backend",
+        "cost",
+        "attempts",
+        "created_at",
+        "finished_at",
+    )
+    list_select_related = ("user",)
+    search_fields = ("=key", "user__username", "error")
+    list_filter = ("status", "backend", "created_at")
+    ordering = ("-created_at",)
+    show_full_result_count = False
+
+
+@admin.register(Image)
+class ImageAdmin(ReadOnlyAdmin):
+    list_display = ("id", "user", "job", "content_type", "published_at", "created_at")
+    list_select_related = ("user", "job")
+    search_fields = ("=id", "user__username", "=job__key")
+    list_filter = (("published_at", admin.EmptyFieldListFilter), "content_type", "created_at")
+    ordering = ("-created_at",)
+    show_full_result_count = False
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "wallet", "kind", "amount", "balance_after", "job_key", "note")
+    list_select_related = ("wallet__user",)
+    search_fields = ("wallet__user__username", "=job_key", "note")
+    list_filter = ("kind", "created_at")
+    ordering = ("-created_at", "-id")
+    show_full_result_count = False
+
+
+class GrantForm(forms.Form):
+    usernames = forms.CharField(
+        label="Users",
+        help_text="One or more usernames, separated by spaces or commas.",
+        widget=forms.TextInput(attrs={"size": 60}),
+    )
+    amount = forms.IntegerField(label="Credits each", min_value=1, max_value=1_000_000)
+    note = forms.CharField(max_length=200, required=False, help_text="Kept in the ledger.")
+
+    def clean_usernames(self) -> list:
+        names = list(dict.fromkeys(self.cleaned_data["usernames"].replace(",", " ").split()))
+        user_model = get_user_model()
+        users = user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__in": names})
+        found = {u.get_username(): u for u in users}
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise forms.ValidationError(f"No such user: {', '.join(missing)}.")
+        if not names:
+            raise forms.ValidationError("Name at least one user.")
+        return [found[n] for n in names]
+
+
+@admin.register(Wallet)
+class WalletAdmin(ReadOnlyAdmin):
+    list_display = ("user", "balance", "updated_at", "grant_link")
+    list_select_related = ("user",)
+    search_fields = ("user__username", "user__email")
+    list_filter = ("updated_at",)
+    ordering = ("user__username",)
+    actions = ("grant_credits",)
+
+    def get_list_display(self, request: HttpRequest):
+        shown = super().get_list_display(request)
+        return (
+            shown if self.has_grant_permission(request) else [f for f in shown if f != "grant_link"]
+        )
+
+    def get_urls(self):
+        grant = path(
+            "grant/", self.admin_site.admin_view(self.grant_view), name="render_wallet_grant"
+        )
+        return [grant, *super().get_urls()]
+
+    @admin.display(description="grant")
+    def grant_link(self, obj: Wallet) -> str:
+        url = (
+            reverse("admin:render_wallet_grant")
+            + "?"
+            + urlencode({"user": obj.user.get_username()})
+        )
+        return format_html('<a href="{}">Grant credits…</a>', url)
+
+    def has_grant_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(GRANT_PERMISSION)
+
+    @admin.action(
+        description="Grant credits to the selected wallets' owners", permissions=["grant"]
+    )
+    def grant_credits(self, request: HttpRequest, queryset) -> HttpResponse:
+        names = [w.user.get_username() for w in queryset.select_related("user")]
+        return redirect(
+            reverse("admin:render_wallet_grant") + "?" + urlencode({"user": names}, doseq=True)
+        )
+
+    def grant_view(self, request: HttpRequest) -> HttpResponse:
+        """A form: users, credits, note; each grant is ``credits_grant``'s ledger entry."""
+        if not self.has_grant_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            form = GrantForm(request.POST)
+            if form.is_valid():
+                amount = form.cleaned_data["amount"]
+                note = form.cleaned_data["note"] or f"granted by {request.user.get_username()}"
+                with transaction.atomic():
+                    for user in form.cleaned_data["usernames"]:
+                        credits_grant(user=user, amount=amount, note=note)
+                names = ", ".join(u.get_username() for u in form.cleaned_data["usernames"])
+                self.message_user(
+                    request, f"Granted {amount} credits to {names}.", messages.SUCCESS
+                )
+                return redirect("admin:render_wallet_changelist")
+        else:
+            form = GrantForm(initial={"usernames": " ".join(request.GET.getlist("user"))})
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Grant credits",
+            "opts": self.model._meta,
+            "form": form,
+        }
+        return TemplateResponse(request, "inbox/admin_wallet_grant.html", context)

@@ -1,0 +1,195 @@
+"""Who may call what: anonymous, the owner, another user and staff × every API operation.
+
+The operations come from the generated OpenAPI document, so a path added without a
+row here fails. Every status seen must be one the document declares, and a 404 must
+look exactly like the 404 for an id that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import pytest
+
+from jaiweb.api.api import api
+from jaiweb.store.selectors import branch_get
+from jaiweb.store.services import session_create
+from tests.api.conftest import Api, api_for, await_approval, park_a_call, run_to_the_end, start_run
+
+pytestmark = pytest.mark.django_db
+
+SCHEMA = api.get_openapi_schema(path_prefix="")
+OPERATIONS = sorted(
+    (method.upper(), path) for path, methods in SCHEMA["paths"].items() for method in methods
+)
+ROLES = ("anonymous", "owner", "other", "staff")
+
+
+class World:
+    """Alice's sessions in the states the operations need, made when first asked for."""
+
+    def __init__(self, alice, bob, staff):
+        self.users = {"anonymous": None, "owner": alice, "other": bob, "staff": staff}
+        self.alice = alice
+
+    def _session(self, title: str):
+        return session_create(owner=self.alice, title=title)
+
+    @cached_property
+    def idle(self):
+        session = self._session("idle")
+        self.finished_op = run_to_the_end(session)
+        return session
+
+    @cached_property
+    def root_id(self) -> str:
+        return branch_get(session=self.idle)[0].id
+
+    @cached_property
+    def running(self):
+        session = self._session("running")
+        start_run(session)
+        return session
+
+    @cached_property
+    def awaiting(self) -> str:
+        """An operation waiting for its owner's approval of call_1."""
+        return await_approval(self._session("awaiting"))
+
+    @cached_property
+    def parked(self) -> str:
+        """An operation with a parked publish_panel call_1, waiting for staff."""
+        return park_a_call(self._session("parked"))
+
+    def op(self) -> str:
+        self.idle  # noqa: B018 - makes the finished operation
+        return self.finished_op
+
+    def ids(self) -> list[str]:
+        """Every session and operation id made so far."""
+        found = [v.id for k, v in vars(self).items() if k in ("idle", "running")]
+        found += [vars(self)[k] for k in ("awaiting", "parked", "finished_op") if k in vars(self)]
+        return found
+
+
+@dataclass(frozen=True)
+class Case:
+    call: Callable[[World], tuple[str, dict | None]]  # path and JSON body
+    owner: int
+    other: int
+    staff: int
+
+    def expected(self, role: str) -> int:
+        return 401 if role == "anonymous" else getattr(self, role)
+
+
+def read(call, owner=200):
+    """Reads of Alice's data: staff may read every session."""
+    return Case(call, owner=owner, other=404, staff=200)
+
+
+def write(call, owner):
+    """Writes to Alice's data: hers alone."""
+    return Case(call, owner=owner, other=404, staff=404)
+
+
+def mine(call, status):
+    """Each caller's own data."""
+    return Case(call, owner=status, other=status, staff=status)
+
+
+def staff_only(call):
+    return Case(call, owner=403, other=403, staff=200)
+
+
+MATRIX: dict[tuple[str, str], Case] = {
+    ("GET", "/sessions"): mine(lambda w: ("/sessions", None), 200),
+    ("POST", "/sessions"): mine(lambda w: ("/sessions", {"title": "新的一集"}), 201),
+    ("GET", "/sessions/{session_id}"): read(lambda w: (f"/sessions/{w.idle.id}", None)),
+    ("PATCH", "/sessions/{session_id}"): write(
+        lambda w: (f"/sessions/{w.idle.id}", {"title": "改名"}), 200
+    ),
+    ("DELETE", "/sessions/{session_id}"): write(lambda w: (f"/sessions/{w.idle.id}", None), 204),
+    ("GET", "/sessions/{session_id}/entries"): read(
+        lambda w: (f"/sessions/{w.idle.id}/entries", None)
+    ),
+    ("GET", "/sessions/{session_id}/branch"): read(
+        lambda w: (f"/sessions/{w.idle.id}/branch", None)
+    ),
+    ("GET", "/sessions/{session_id}/children/{entry_id}"): read(
+        lambda w: (f"/sessions/{w.idle.id}/children/{w.root_id}", None)
+    ),
+    ("GET", "/sessions/{session_id}/export"): read(
+        lambda w: (f"/sessions/{w.idle.id}/export", None)
+    ),
+    ("POST", "/sessions/{session_id}/prompts"): write(
+        lambda w: (f"/sessions/{w.idle.id}/prompts", {"text": "继续"}), 202
+    ),
+    ("POST", "/sessions/{session_id}/navigate"): write(
+        lambda w: (f"/sessions/{w.idle.id}/navigate", {"entry_id": w.root_id}), 200
+    ),
+    ("POST", "/sessions/{session_id}/stop"): write(
+        lambda w: (f"/sessions/{w.running.id}/stop", {}), 202
+    ),
+    ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
+    ("POST", "/operations/{operation_id}/approvals"): write(
+        lambda w: (
+            f"/operations/{w.awaiting}/approvals",
+            {"tool_call_id": "call_1", "decision": "approve"},
+        ),
+        200,
+    ),
+    ("GET", "/inbox"): staff_only(lambda w: ("/inbox", None)),
+    ("POST", "/inbox/{operation_id}/{tool_call_id}"): staff_only(
+        lambda w: (f"/inbox/{w.parked}/call_1", {"resolution": "failed", "reason": "看不出来"})
+    ),
+    ("GET", "/wallet"): mine(lambda w: ("/wallet", None), 200),
+}
+
+
+def send(client: Api, method: str, path: str, body: dict[str, Any] | None):
+    if method == "GET":
+        return client.get(path)
+    return client.call(method, path, body if method != "DELETE" else None)
+
+
+def test_every_row_is_an_operation_of_the_api():
+    assert set(MATRIX) <= set(OPERATIONS), set(MATRIX) - set(OPERATIONS)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
+def test_access(method, path, role, alice, bob, staff):
+    assert (method, path) in MATRIX, f"{method} {path} has no row in the access matrix"
+    case = MATRIX[(method, path)]
+    world = World(alice, bob, staff)
+    url, body = case.call(world)
+    client = api_for(world.users[role])
+
+    response = send(client, method, url, body)
+
+    expected = case.expected(role)
+    assert response.status_code == expected, (role, method, url, response.content[:300])
+    declared = SCHEMA["paths"][path][method.lower()]["responses"]
+    assert str(expected) in declared or expected in declared, (method, path, expected)
+    if expected >= 400:
+        assert set(response.json()) >= {"detail", "code"}
+    if expected == 404:
+        # Someone else's data answers exactly like data that was never there.
+        unknown = url
+        for n, known in enumerate(world.ids()):
+            unknown = unknown.replace(known, f"x_missing{n}")
+        assert unknown != url
+        missing = send(client, method, unknown, body)
+        assert (missing.status_code, missing.json()) == (404, response.json())
+
+
+def test_the_list_holds_only_ones_own_sessions(alice, bob, staff):
+    world = World(alice, bob, staff)
+    world.idle  # noqa: B018
+    assert [s["title"] for s in api_for(alice).get("/sessions").json()] == ["idle"]
+    assert api_for(bob).get("/sessions").json() == []
+    assert api_for(staff).get("/sessions").json() == []  # staff read by id, they list their own

@@ -1,0 +1,116 @@
+"""POST /sessions/{id}/prompts: start a run, steer it, wait for an admin, limits."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connections
+
+from jaiweb.store.models import Entry, Operation
+from jaiweb.store.selectors import operation_records
+from tests.api.conftest import api_for, park
+
+pytestmark = pytest.mark.django_db
+
+
+def prompt(client, session, text="猪猪侠吃下超级棒棒糖"):
+    return client.post(f"/sessions/{session.id}/prompts", {"text": text})
+
+
+def test_idle_starts_a_run_and_running_queues_steering(as_alice, idle_session):
+    first = prompt(as_alice, idle_session)
+    assert first.status_code == 202
+    started = first.json()
+    assert started["queued"] is False
+    op = Operation.objects.get(pk=started["operation_id"])
+    assert op.session_id == idle_session.id and op.outcome is None
+    user_entry = Entry.objects.get(session=idle_session, entry_id=started["input_entry_id"])
+    assert user_entry.payload["message"] == {"role": "user", "content": "猪猪侠吃下超级棒棒糖"}
+
+    second = prompt(as_alice, idle_session, "再用降龙十巴掌")
+    assert second.status_code == 202
+    steered = second.json()
+    assert steered["queued"] is True and steered["operation_id"] == started["operation_id"]
+    assert [r.type for r in operation_records(operation_id=op.id)] == [
+        "operation_accepted",
+        "input_queued",
+    ]
+    session = as_alice.get(f"/sessions/{idle_session.id}").json()
+    assert (session["state"], session["operation_id"]) == ("running", op.id)
+
+
+def test_parked_is_409_waiting_for_an_admin(as_alice, session):
+    op = park(session)
+    response = prompt(as_alice, session)
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "waiting_for_admin" and "waiting for an admin" in body["detail"]
+    assert [r.type for r in operation_records(operation_id=op)] == ["operation_accepted"]
+    state = as_alice.get(f"/sessions/{session.id}").json()
+    assert (state["state"], state["operation_id"]) == ("parked", op)
+    assert state["parked_reason"] == "the log needs a look"
+
+
+def test_a_prompt_longer_than_the_limit_is_422_on_text(as_alice, session, settings):
+    settings.JAIWEB_MAX_PROMPT_CHARS = 10
+    response = prompt(as_alice, session, "十一个字十一个字十一个")
+    assert response.status_code == 422
+    body = response.json()
+    assert body["field"] == "text" and "at most 10" in body["detail"]
+    assert body["detail"].startswith("text: ")
+    assert not Operation.objects.exists() and not Entry.objects.exists()
+    assert prompt(as_alice, session, "十个字十个字十个字十").status_code == 202
+
+
+@pytest.mark.parametrize(
+    "payload", [{}, {"text": ""}, {"text": "   "}, {"text": ["a"]}, {"text": "a\x00"}]
+)
+def test_bad_text_is_422_naming_it(as_alice, session, payload):
+    response = as_alice.post(f"/sessions/{session.id}/prompts", payload)
+    assert response.status_code == 422
+    assert response.json()["field"] == "text" and response.json()["code"] == "invalid"
+    assert not Operation.objects.exists()
+
+
+def test_too_many_prompts_is_429_with_retry_after(as_alice, session, settings):
+    settings.JAIWEB_PROMPTS_PER_MINUTE = 2
+    assert prompt(as_alice, session).status_code == 202
+    assert prompt(as_alice, session).status_code == 202
+    response = prompt(as_alice, session)
+    assert response.status_code == 429
+    assert response.json()["code"] == "rate_limited"
+    assert 1 <= int(response["Retry-After"]) <= 60
+    # Refused prompts write nothing: one run, one steering input.
+    assert len(operation_records(operation_id=Operation.objects.get().id)) == 2
+
+
+def test_invalid_prompts_do_not_count_against_the_limit(as_alice, session, settings):
+    settings.JAIWEB_PROMPTS_PER_MINUTE = 1
+    settings.JAIWEB_MAX_PROMPT_CHARS = 5
+    for _ in range(3):
+        assert prompt(as_alice, session, "太长了太长了").status_code == 422
+    assert prompt(as_alice, session, "好").status_code == 202
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_prompts_at_once_one_starts_the_other_steers(alice, session):
+    clients = [api_for(alice), api_for(alice)]
+    start = threading.Barrier(2)
+    answers: list = [None, None]
+
+    def send(i: int) -> None:
+        try:
+            start.wait(timeout=10)
+            answers[i] = prompt(clients[i], session, f"第{i}个").json()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert sorted(a["queued"] for a in answers) == [False, True]
+    assert answers[0]["operation_id"] == answers[1]["operation_id"]
+    assert Operation.objects.count() == 1
