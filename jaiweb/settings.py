@@ -162,6 +162,20 @@ if SECRET_KEY is None:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "jaiweb-dev-only-secret-key-never-use-in-production"
 
+# Behind HTTPS (a reverse proxy that terminates TLS): cookies only over HTTPS, HSTS, and
+# the proxy's X-Forwarded-Proto believed. On by default when DEBUG is off.
+JAIWEB_HTTPS = env_bool("JAIWEB_HTTPS", not DEBUG)
+if JAIWEB_HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("JAIWEB_HSTS_SECONDS", 3600, min=0)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
 DATABASES = {
     "default": parse_database_url(env_str("DATABASE_URL", "sqlite:///db.sqlite3"), BASE_DIR)
 }
@@ -237,12 +251,14 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "ninja",  # serves the API docs page's assets itself (no CDN)
     "jaiweb.store",
     "jaiweb.render",
     "jaiweb.feed",
     "jaiweb.accounts",
     "jaiweb.agent",
     "jaiweb.studio",
+    "jaiweb.inbox",
 ]
 
 MIDDLEWARE = [

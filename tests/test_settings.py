@@ -27,6 +27,8 @@ print(json.dumps({
     "CHANNEL_LAYERS": s.CHANNEL_LAYERS,
     "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
     "CSRF_TRUSTED_ORIGINS": s.CSRF_TRUSTED_ORIGINS,
+    "SESSION_COOKIE_SECURE": s.SESSION_COOKIE_SECURE,
+    "CSRF_COOKIE_SECURE": s.CSRF_COOKIE_SECURE,
     **{k: getattr(s, k) for k in dir(s) if k.startswith("JAIWEB_")},
 }))
 """
@@ -71,6 +73,8 @@ def load(**env: str) -> dict:
         ("JAIWEB_LLM_BASE_URL", "localhost:8080"),
         ("JAIWEB_FEED_URL", "example.com/feed"),
         ("JAIWEB_IMAGE_BACKEND", "dalle"),
+        ("JAIWEB_PROMPTS_PER_MINUTE", "0"),
+        ("JAIWEB_HTTPS", "sometimes"),
     ],
 )
 def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
@@ -255,3 +259,13 @@ def test_the_database_is_durable_on_commit():
             assert cursor.fetchone()[0] == "on"
             cursor.execute("SHOW fsync")
             assert cursor.fetchone()[0] == "on"
+
+
+def test_production_is_one_environment_away():
+    dev = load()
+    assert dev["DEBUG"] is True and dev["SESSION_COOKIE_SECURE"] is False
+    prod = load(DEBUG="0", SECRET_KEY="s" * 50)
+    assert prod["DEBUG"] is False
+    assert prod["SESSION_COOKIE_SECURE"] is True and prod["CSRF_COOKIE_SECURE"] is True
+    plain_http = load(DEBUG="0", SECRET_KEY="s" * 50, JAIWEB_HTTPS="0")
+    assert plain_http["SESSION_COOKIE_SECURE"] is False

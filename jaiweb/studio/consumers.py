@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils import translation
 from django.utils.html import escape
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from jaiweb.agent.events import group_name
 from jaiweb.store.errors import SessionNotFound
@@ -31,11 +32,12 @@ log = logging.getLogger(__name__)
 MAX_FRAME = 4096  # the page only ever sends {"type": "catch_up"}
 
 TOOL_STEPS = {
-    "generate_image": "rendering panel…",
-    "publish_panel": "publishing to the feed…",
-    "set_character_state": "changing a character…",
-    "list_panels": "looking at the panels…",
+    "generate_image": gettext_noop("rendering panel…"),
+    "publish_panel": gettext_noop("publishing to the feed…"),
+    "set_character_state": gettext_noop("changing a character…"),
+    "list_panels": gettext_noop("looking at the panels…"),
 }
+RUNNING_A_TOOL = gettext_noop("running a tool…")
 
 
 def watcher_language(scope: dict[str, Any]) -> str:
@@ -162,7 +164,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         tool = str(event.get("tool", ""))
         call_id = str(event.get("tool_call_id", ""))
         with translation.override(self.language):
-            label = _(TOOL_STEPS.get(tool, "running a tool…"))
+            label = _(TOOL_STEPS.get(tool, RUNNING_A_TOOL))
             if finished:
                 label = (
                     _("failed: %(tool)s") % {"tool": tool}
