@@ -11,7 +11,8 @@ import asyncio
 import itertools
 import logging
 import threading
-from collections import defaultdict
+import time
+from collections import defaultdict, deque
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,10 @@ class Numbered:
 
     def number(self, session_id: str, event: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
-            return {**event, "n": next(self._counters[session_id])}
+            return self._numbered(session_id, event)
+
+    def _numbered(self, session_id: str, event: dict[str, Any]) -> dict[str, Any]:
+        return {**event, "n": next(self._counters[session_id])}
 
 
 class RecordingSink(Numbered):
@@ -57,12 +61,17 @@ class RecordingSink(Numbered):
 
 
 class ChannelLayerSink(Numbered):
-    """Sends each event to the session's group on the channel layer.
+    """Sends each event to the session's group on the channel layer, in order.
 
-    With ``loop`` (the embedded studio: the in-memory layer lives in daphne's loop) the
-    send is scheduled there from the runner's thread; without it (Redis) it is sent from
-    this thread. A full channel drops the event; the watcher's catch-up covers it.
+    Sends run on an event loop: ``loop`` when given (the embedded studio, where the
+    in-memory layer lives in daphne's loop), else one background loop of this process.
+    Each session has one queue drained by one task at a time, because concurrent
+    ``group_send`` calls to Redis can overtake each other and a watcher would see
+    deltas out of order. A queue past ``MAX_PENDING`` drops its events; the watchers'
+    catch-up from the journal covers the gap.
     """
+
+    MAX_PENDING = 2000
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         super().__init__()
@@ -70,18 +79,62 @@ class ChannelLayerSink(Numbered):
 
         self.layer = get_channel_layer()
         self.loop = loop
+        self._queues: dict[str, deque[dict[str, Any]]] = {}
 
     def emit(self, session_id: str, event: dict[str, Any]) -> None:
         if self.layer is None:
             return
-        message = {"type": "session.event", "event": self.number(session_id, event)}
+        with self._lock:
+            message = {"type": "session.event", "event": self._numbered(session_id, event)}
+            queue = self._queues.get(session_id)
+            if queue is not None:  # a drain task is on it
+                if len(queue) < self.MAX_PENDING:
+                    queue.append(message)
+                return
+            self._queues[session_id] = deque([message])
         try:
-            if self.loop is not None:
-                send = self.layer.group_send(group_name(session_id), message)
-                asyncio.run_coroutine_threadsafe(send, self.loop)
-            else:
-                from asgiref.sync import async_to_sync
-
-                async_to_sync(self.layer.group_send)(group_name(session_id), message)
-        except Exception:  # a watcher's socket must never stop a run
+            loop = self.loop or _background_loop()
+            asyncio.run_coroutine_threadsafe(self._drain(session_id), loop)
+        except Exception:  # a closed loop must never stop a run
+            with self._lock:
+                self._queues.pop(session_id, None)
             log.exception("could not send an event of session %s", session_id)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Waits until every queued event is sent (or ``timeout``); True when all were."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if not self._queues:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+    async def _drain(self, session_id: str) -> None:
+        group = group_name(session_id)
+        while True:
+            with self._lock:
+                queue = self._queues[session_id]
+                if not queue:
+                    del self._queues[session_id]
+                    return
+                message = queue.popleft()
+            try:
+                await self.layer.group_send(group, message)
+            except Exception:  # a watcher's socket must never stop a run
+                log.exception("could not send an event of session %s", session_id)
+
+
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """One event loop per process, on a daemon thread, for sinks given none."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="jaiweb-events", daemon=True).start()
+        return _loop

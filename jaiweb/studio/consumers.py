@@ -89,6 +89,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.session_id = session_id
         self.language = watcher_language(self.scope)
         self.last_n: int | None = None
+        self.streamed = ""  # the committed replies of the running operation
         self.group = group_name(session_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -134,10 +135,21 @@ class SessionConsumer(AsyncWebsocketConsumer):
             )
             return
         if kind == "operation_started":
+            self.streamed = ""
             await self.send(
                 text_data='<div id="stream-text" hx-swap-oob="true"></div>'
                 '<ul id="stream-steps" hx-swap-oob="true"></ul>'
             )
+        elif kind == "entry_committed":
+            reply = _assistant_text(event.get("entry"))
+            if reply:
+                # The journal's copy of the reply replaces what streamed, so a delta the
+                # watcher missed (a full channel, a reconnect) is healed at the commit.
+                self.streamed += reply
+                await self.send(
+                    text_data=f'<div id="stream-text" hx-swap-oob="true">'
+                    f"<span>{escape(self.streamed)}</span></div>"
+                )
         elif kind == "tool_started":
             await self.send(text_data=self._step(event, finished=False))
             return  # nothing in the journal changed that the regions show
@@ -188,6 +200,15 @@ def _step_line(element_id: str, html: str, *, tool: str = "", done: bool = True)
         if not done or not tool
         else f'<li {attrs} hx-swap-oob="true">{html}</li>'
     )
+
+
+def _assistant_text(entry: Any) -> str:
+    """The text of an assistant message entry as the event carries it, else ""."""
+    if not isinstance(entry, dict) or entry.get("type") != "message":
+        return ""
+    message = entry.get("message") or {}
+    content = message.get("content") if message.get("role") == "assistant" else None
+    return content if isinstance(content, str) else ""
 
 
 def _alert(text: str) -> str:

@@ -100,6 +100,28 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
 
 
 @in_loop
+async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, episode):
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    layer = get_channel_layer()
+
+    async def send(event):
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+
+    await send({"type": "text_delta", "text": "Once <upon>", "n": 1})
+    assert "Once &lt;upon&gt;" in await ws.receive_from(timeout=5)
+    # the delta " a time" never arrives; the commit carries the whole reply
+    entry = {"type": "message", "message": {"role": "assistant", "content": "Once <upon> a time"}}
+    await send({"type": "entry_committed", "entry": entry, "n": 2})
+    healed = await ws.receive_from(timeout=5)
+    assert healed == (
+        '<div id="stream-text" hx-swap-oob="true"><span>Once &lt;upon&gt; a time</span></div>'
+    )
+    assert 'id="tree"' in await ws.receive_from(timeout=5)  # and the regions follow
+    await ws.disconnect()
+
+
+@in_loop
 async def test_a_prompt_from_another_tab_reaches_this_one_after_commit(alice, episode):
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
