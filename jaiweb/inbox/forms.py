@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 # The buttons' values and what inbox_resolve calls them.
 RESOLUTIONS = {"retry": "retry", "confirm": "confirmed", "fail": "failed"}
@@ -22,15 +24,17 @@ def parse_result(text: str) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise forms.ValidationError(f"The result is not valid JSON: {exc}.") from None
+        raise forms.ValidationError(
+            _("The result is not valid JSON: %(error)s.") % {"error": exc}
+        ) from None
     if not isinstance(value, dict):
-        raise forms.ValidationError("The result must be a JSON object or plain text.")
+        raise forms.ValidationError(_("The result must be a JSON object or plain text."))
     if not value.keys() <= {"content", "details"}:
         return {"details": value}
     if not isinstance(value.get("details", {}), dict):
-        raise forms.ValidationError('"details" must be a JSON object.')
+        raise forms.ValidationError(_('"details" must be a JSON object.'))
     if not isinstance(value.get("content", ""), str):
-        raise forms.ValidationError('"content" must be text.')
+        raise forms.ValidationError(_('"content" must be text.'))
     return value
 
 
@@ -38,13 +42,13 @@ class ResolveForm(forms.Form):
     action = forms.ChoiceField(
         choices=[(a, a) for a in RESOLUTIONS],
         error_messages={
-            "required": "Choose retry, confirm or mark failed.",
-            "invalid_choice": "Choose retry, confirm or mark failed.",
+            "required": gettext_lazy("Choose retry, confirm or mark failed."),
+            "invalid_choice": gettext_lazy("Choose retry, confirm or mark failed."),
         },
     )
     reason = forms.CharField(
         max_length=2000,
-        error_messages={"required": "Give a reason: it is kept in the journal."},
+        error_messages={"required": gettext_lazy("Give a reason: it is kept in the journal.")},
     )
     # A piece of evidence picked as the result; empty: the result typed below.
     pick = forms.CharField(required=False, strip=True)

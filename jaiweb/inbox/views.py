@@ -18,6 +18,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
@@ -29,15 +31,21 @@ from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.store.selectors import operation_get
 
 DONE = {
-    "retry": "Retry recorded for call {call} of “{title}”: it is dispatched again under the "
-    "same key.",
-    "confirmed": "Confirmed call {call} of “{title}”: its result is written and the run goes on.",
-    "failed": "Marked call {call} of “{title}” as failed: the agent is told its outcome is "
-    "unknown and that it was not repeated.",
+    "retry": gettext_lazy(
+        "Retry recorded for call %(call)s of “%(title)s”: it is dispatched again under the "
+        "same key."
+    ),
+    "confirmed": gettext_lazy(
+        "Confirmed call %(call)s of “%(title)s”: its result is written and the run goes on."
+    ),
+    "failed": gettext_lazy(
+        "Marked call %(call)s of “%(title)s” as failed: the agent is told its outcome is "
+        "unknown and that it was not repeated."
+    ),
 }
-GONE = (
+GONE = gettext_lazy(
     "This call is not waiting in the inbox any more (someone else may have resolved it, or "
-    "the run moved on); nothing was changed. Details: {detail}"
+    "the run moved on); nothing was changed. Details: %(detail)s"
 )
 
 
@@ -188,8 +196,8 @@ def resolve(request: HttpRequest, operation_id: str, tool_call_id: str) -> HttpR
     except InvalidEntry as exc:
         return _refused(request, operation_id, tool_call_id, [str(exc)])
     except StoreError as exc:
-        return _gone(request, GONE.format(detail=exc))
-    done = DONE[data["resolution"]].format(call=tool_call_id, title=op.session.title)
+        return _gone(request, GONE % {"detail": exc})
+    done = DONE[data["resolution"]] % {"call": tool_call_id, "title": op.session.title}
     if not _is_htmx(request):
         messages.success(request, done)
         return redirect("inbox")
@@ -214,7 +222,8 @@ def _refused(
         None,
     )
     if card is None:
-        return _gone(request, GONE.format(detail=f"call {tool_call_id!r} is not waiting"))
+        detail = _("call %(call)s is not waiting") % {"call": repr(tool_call_id)}
+        return _gone(request, GONE % {"detail": detail})
     card.reason = request.POST.get("reason", "")
     card.result = request.POST.get("result", card.result)
     card.pick = request.POST.get("pick", "")

@@ -18,6 +18,8 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.render.services import credits_grant
@@ -79,12 +81,19 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
 
 class GrantForm(forms.Form):
     usernames = forms.CharField(
-        label="Users",
-        help_text="One or more usernames, separated by spaces or commas.",
+        label=gettext_lazy("Users"),
+        help_text=gettext_lazy("One or more usernames, separated by spaces or commas."),
         widget=forms.TextInput(attrs={"size": 60}),
     )
-    amount = forms.IntegerField(label="Credits each", min_value=1, max_value=1_000_000)
-    note = forms.CharField(max_length=200, required=False, help_text="Kept in the ledger.")
+    amount = forms.IntegerField(
+        label=gettext_lazy("Credits each"), min_value=1, max_value=1_000_000
+    )
+    note = forms.CharField(
+        label=gettext_lazy("Note"),
+        max_length=200,
+        required=False,
+        help_text=gettext_lazy("Kept in the ledger."),
+    )
 
     def clean_usernames(self) -> list:
         names = list(dict.fromkeys(self.cleaned_data["usernames"].replace(",", " ").split()))
@@ -93,9 +102,11 @@ class GrantForm(forms.Form):
         found = {u.get_username(): u for u in users}
         missing = [n for n in names if n not in found]
         if missing:
-            raise forms.ValidationError(f"No such user: {', '.join(missing)}.")
+            raise forms.ValidationError(
+                _("No such user: %(names)s.") % {"names": ", ".join(missing)}
+            )
         if not names:
-            raise forms.ValidationError("Name at least one user.")
+            raise forms.ValidationError(_("Name at least one user."))
         return [found[n] for n in names]
 
 
@@ -120,20 +131,21 @@ class WalletAdmin(ReadOnlyAdmin):
         )
         return [grant, *super().get_urls()]
 
-    @admin.display(description="grant")
+    @admin.display(description=gettext_lazy("grant"))
     def grant_link(self, obj: Wallet) -> str:
         url = (
             reverse("admin:render_wallet_grant")
             + "?"
             + urlencode({"user": obj.user.get_username()})
         )
-        return format_html('<a href="{}">Grant credits…</a>', url)
+        return format_html('<a href="{}">{}</a>', url, _("Grant credits…"))
 
     def has_grant_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(GRANT_PERMISSION)
 
     @admin.action(
-        description="Grant credits to the selected wallets' owners", permissions=["grant"]
+        description=gettext_lazy("Grant credits to the selected wallets' owners"),
+        permissions=["grant"],
     )
     def grant_credits(self, request: HttpRequest, queryset) -> HttpResponse:
         names = [w.user.get_username() for w in queryset.select_related("user")]
@@ -155,14 +167,17 @@ class WalletAdmin(ReadOnlyAdmin):
                         credits_grant(user=user, amount=amount, note=note)
                 names = ", ".join(u.get_username() for u in form.cleaned_data["usernames"])
                 self.message_user(
-                    request, f"Granted {amount} credits to {names}.", messages.SUCCESS
+                    request,
+                    _("Granted %(amount)s credits to %(names)s.")
+                    % {"amount": amount, "names": names},
+                    messages.SUCCESS,
                 )
                 return redirect("admin:render_wallet_changelist")
         else:
             form = GrantForm(initial={"usernames": " ".join(request.GET.getlist("user"))})
         context = {
             **self.admin_site.each_context(request),
-            "title": "Grant credits",
+            "title": _("Grant credits"),
             "opts": self.model._meta,
             "form": form,
         }

@@ -6,6 +6,7 @@ import json
 
 from django.contrib import admin
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 
@@ -50,7 +51,7 @@ class EntryAdmin(ReadOnlyAdmin):
     readonly_fields = ("payload_pretty",)
     exclude = ("payload",)
 
-    @admin.display(description="payload")
+    @admin.display(description=_("payload"))
     def payload_pretty(self, obj: Entry) -> str:
         return pretty_payload(obj)
 
@@ -76,13 +77,13 @@ class OperationAdmin(ReadOnlyAdmin):
     show_full_result_count = False
     readonly_fields = ("records",)
 
-    @admin.display(description="records")
+    @admin.display(description=_("records"))
     def records(self, obj: Operation) -> str:
         rows = [r.payload for r in obj.records.order_by("seq")]
         text = json.dumps(rows, indent=2, ensure_ascii=False, sort_keys=True)
         return format_html("<pre>{}</pre>", text)
 
-    @admin.display(boolean=True, description="in the inbox")
+    @admin.display(boolean=True, description=_("in the inbox"))
     def parked(self, obj: Operation) -> bool:
         return obj.is_parked
 
@@ -98,6 +99,6 @@ class OperationRecordAdmin(ReadOnlyAdmin):
     readonly_fields = ("payload_pretty",)
     exclude = ("payload",)
 
-    @admin.display(description="payload")
+    @admin.display(description=_("payload"))
     def payload_pretty(self, obj: OperationRecord) -> str:
         return pretty_payload(obj)

@@ -138,6 +138,21 @@ def test_staff_see_the_page_and_an_empty_inbox_says_so(client, staff):
     assert response["Cache-Control"].startswith("max-age=0")
 
 
+def test_the_page_speaks_the_browsers_chinese(client, staff, session):
+    client.force_login(staff)
+    page = client.get("/inbox/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "<title>恢复收件箱 · jaiweb</title>" in page
+    assert "没有等待处理的调用。" in page and "Nothing is waiting." not in page
+    parked = park_call(session)
+    page = client.get("/inbox/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    (article,) = items(page)
+    assert f'data-operation-id="{parked}"' in article and 'data-tool-call-id="call_1"' in article
+    assert "幂等键" in page and "用同一个键重试" in page and "Retry under the same key" not in page
+    assert "无：动态没有收到带这个键的帖子。" in page
+    assert 'data-action="retry"' in page and 'name="reason"' in page
+    assert "episode &lt;b&gt;one&lt;/b&gt;" in page and XSS not in page  # still escaped
+
+
 # --- what an item shows ---------------------------------------------------------------
 
 
