@@ -185,7 +185,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 reads with a 5 s socket timeout by default, which cuts the
+            # blocking receive of every idle websocket; the layer times its own reads.
+            "CONFIG": {
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": None, "socket_connect_timeout": 5}
+                ]
+            },
         }
     }
     # Counters shared by every process (the prompt rate limit).
@@ -228,6 +234,18 @@ JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 # Prompts (new runs and steering) one user may send per minute; more get 429.
 JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
 
+# GET /metrics: unset, only from loopback (and not through a proxy); set, only with
+# `Authorization: Bearer <token>`. At least 16 characters of A-Z a-z 0-9 - . _ ~ + / =.
+JAIWEB_METRICS_TOKEN = env_str("JAIWEB_METRICS_TOKEN")
+if JAIWEB_METRICS_TOKEN is not None and (
+    len(JAIWEB_METRICS_TOKEN) < 16
+    or not all(c.isascii() and (c.isalnum() or c in "-._~+/=") for c in JAIWEB_METRICS_TOKEN)
+):
+    raise ImproperlyConfigured(
+        "JAIWEB_METRICS_TOKEN must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / = "
+        f"(got {len(JAIWEB_METRICS_TOKEN)} characters; the value is not shown)"
+    )
+
 # Comma-separated; by default the loopback names plus JAIWEB_PUBLIC_URL's host.
 ALLOWED_HOSTS = [h.strip() for h in (env_str("ALLOWED_HOSTS") or "").split(",") if h.strip()]
 if not ALLOWED_HOSTS:
@@ -259,6 +277,7 @@ INSTALLED_APPS = [
     "jaiweb.agent",
     "jaiweb.studio",
     "jaiweb.inbox",
+    "jaiweb.ops",
 ]
 
 MIDDLEWARE = [

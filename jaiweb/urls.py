@@ -3,6 +3,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("", include("jaiweb.studio.urls")),
+    path("", include("jaiweb.ops.urls")),
     path("", include("jaiweb.feed.urls")),
     path("accounts/", include("jaiweb.accounts.urls")),
     path("api/v1/", include("jaiweb.api.urls")),

@@ -4,7 +4,6 @@ from jaiweb.studio import views
 
 urlpatterns = [
     path("", views.home, name="studio-home"),
-    path("healthz", views.healthz, name="studio-healthz"),
     path("panels/<str:image_id>", views.panel_image, name="panel-image"),
     path("credits/", views.credits_history, name="studio-credits"),
     path("sessions/new", views.session_new, name="studio-session-create"),

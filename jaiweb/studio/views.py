@@ -23,7 +23,6 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    JsonResponse,
 )
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -483,18 +482,6 @@ def credits_history(request: HttpRequest) -> HttpResponse:
         "ledger": ledger_for(user=request.user),
     }
     return render(request, "studio/credits.html", ctx)
-
-
-@never_cache
-@require_safe
-def healthz(request: HttpRequest) -> JsonResponse:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
-    except Exception:
-        return JsonResponse({"ok": False, "database": "error"}, status=503)
-    return JsonResponse({"ok": True, "database": "ok"})
 
 
 @require_safe

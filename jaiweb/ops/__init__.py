@@ -1,0 +1,1 @@
+"""Operations: health and metrics endpoints, and the scale-out launcher (`manage.py cluster`)."""

@@ -1,0 +1,247 @@
+"""The figures of GET /metrics, in the Prometheus text exposition format (version 0.0.4).
+
+The journal figures come from the database with three aggregate queries (sessions,
+operations grouped by outcome, the credit ledger's charges), so every web process
+answers the same numbers. They count rows as stored: deleting a session removes its
+entries and operations, so they are gauges, never counters (use ``delta()``, not
+``rate()``). The process figures (start time, uptime, open websockets) are this
+process's own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.db import connection
+from django.db.models import Count, F, Min, Q, Sum
+from django.utils import timezone
+
+from jaiweb.ops.watchers import open_websockets
+from jaiweb.render.models import LedgerEntry
+from jaiweb.store.models import ComicSession, Operation
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+OUTCOMES = ("completed", "failed", "aborted", "interrupted")
+
+_IMPORTED_AT = time.time()
+
+
+def process_start_time() -> float:
+    """When this process started (Unix time): from /proc on Linux, else this module's import."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return _IMPORTED_AT
+
+
+_STARTED_AT = process_start_time()
+
+
+def _escape_label(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _number(value: float | int | None) -> str:
+    if value is None:
+        return "NaN"
+    if isinstance(value, int):
+        return str(value)
+    return repr(float(value))
+
+
+class Exposition:
+    """Builds the text: one HELP and TYPE line per metric, then its samples."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def metric(
+        self,
+        name: str,
+        kind: str,
+        help_text: str,
+        samples: Iterable[tuple[dict[str, object], float | int | None]],
+    ) -> None:
+        self.lines.append(f"# HELP {name} {_escape_help(help_text)}")
+        self.lines.append(f"# TYPE {name} {kind}")
+        for labels, value in samples:
+            label_text = ",".join(f'{k}="{_escape_label(v)}"' for k, v in labels.items())
+            self.lines.append(
+                f"{name}{{{label_text}}} {_number(value)}" if labels else f"{name} {_number(value)}"
+            )
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def journal_figures(now=None) -> dict:
+    """The database's figures: three aggregate queries, no per-row Python."""
+    now = now or timezone.now()
+    sessions = ComicSession.objects.aggregate(
+        sessions=Count("pk"), entries=Sum("entry_count", default=0)
+    )
+    unclaimed = Q(parked_at__isnull=True) & (
+        Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
+    )
+    groups = list(
+        Operation.objects.values("outcome")
+        .order_by("outcome")
+        .annotate(
+            n=Count("pk"),
+            parked=Count("pk", filter=Q(parked_at__isnull=False)),
+            waiting=Count("pk", filter=unclaimed),
+            claims=Sum("fencing", default=0),
+            reclaims=Sum(F("fencing") - 1, filter=Q(fencing__gt=1), default=0),
+            records=Sum("record_count", default=0),
+            oldest=Min("created_at", filter=Q(parked_at__isnull=True)),
+        )
+    )
+    charges = LedgerEntry.objects.filter(kind="charge").aggregate(
+        n=Count("pk"), spent=Sum("amount", default=0)
+    )
+    by_outcome = {outcome: 0 for outcome in OUTCOMES}
+    figures = {
+        "sessions": sessions["sessions"],
+        "entries": sessions["entries"],
+        "running": 0,
+        "parked": 0,
+        "waiting": 0,
+        "oldest_running_age": 0.0,
+        "claims": 0,
+        "reclaims": 0,
+        "records": 0,
+        "finished": by_outcome,
+        "charges": charges["n"],
+        "charged_credits": -charges["spent"],
+    }
+    for g in groups:
+        figures["claims"] += g["claims"]
+        figures["reclaims"] += g["reclaims"]
+        figures["records"] += g["records"]
+        if g["outcome"] is None:
+            figures["parked"] = g["parked"]
+            figures["running"] = g["n"] - g["parked"]
+            figures["waiting"] = g["waiting"]
+            if g["oldest"] is not None:
+                figures["oldest_running_age"] = max(0.0, (now - g["oldest"]).total_seconds())
+        else:
+            by_outcome[g["outcome"]] = by_outcome.get(g["outcome"], 0) + g["n"]
+    return figures
+
+
+def exposition(*, layer: str) -> str:
+    began = time.perf_counter()
+    f = journal_figures()
+    query_seconds = time.perf_counter() - began
+    out = Exposition()
+    out.metric(
+        "jaiweb_operations",
+        "gauge",
+        "Operations stored, by state: running = unfinished and not parked (claimed, or "
+        "waiting for a runner); parked = unfinished, in the recovery inbox; the others "
+        "finished with that outcome.",
+        [({"state": "running"}, f["running"]), ({"state": "parked"}, f["parked"])]
+        + [({"state": outcome}, n) for outcome, n in sorted(f["finished"].items())],
+    )
+    out.metric(
+        "jaiweb_operations_waiting_for_runner",
+        "gauge",
+        "Running operations that no runner holds right now (never claimed, released, or "
+        "their lease expired): claimable at once. Staying above 0 means no runner is alive.",
+        [({}, f["waiting"])],
+    )
+    out.metric(
+        "jaiweb_operation_oldest_running_age_seconds",
+        "gauge",
+        "Age of the oldest running (unfinished, unparked) operation; 0 when there is none.",
+        [({}, f["oldest_running_age"])],
+    )
+    out.metric(
+        "jaiweb_operation_claims",
+        "gauge",
+        "Claims of the stored operations by runners: the sum of their fencing numbers "
+        "(each claim adds 1; a recovery pass's claim counts too).",
+        [({}, f["claims"])],
+    )
+    out.metric(
+        "jaiweb_operation_reclaims",
+        "gauge",
+        "Claims beyond each operation's first (sum of fencing - 1): lease takeovers after a "
+        "runner died or its lease expired, plus re-claims after a lease was given back "
+        "(a recovery pass, an inbox resolution, an error in a runner).",
+        [({}, f["reclaims"])],
+    )
+    out.metric(
+        "jaiweb_operation_records",
+        "gauge",
+        "Operation Journal records stored.",
+        [({}, f["records"])],
+    )
+    out.metric(
+        "jaiweb_sessions",
+        "gauge",
+        "Comic sessions stored.",
+        [({}, f["sessions"])],
+    )
+    out.metric(
+        "jaiweb_entries",
+        "gauge",
+        "Session Journal entries stored (the sum of the sessions' entry counts).",
+        [({}, f["entries"])],
+    )
+    out.metric(
+        "jaiweb_render_charges",
+        "gauge",
+        "Render charges in the credit ledger (one per render key, ever).",
+        [({}, f["charges"])],
+    )
+    out.metric(
+        "jaiweb_render_charged_credits",
+        "gauge",
+        "Credits spent on renders: the sum of the ledger's charges, as a positive number.",
+        [({}, f["charged_credits"])],
+    )
+    out.metric(
+        "jaiweb_metrics_query_seconds",
+        "gauge",
+        "Time this scrape spent on the database queries above.",
+        [({}, round(query_seconds, 6))],
+    )
+    out.metric(
+        "jaiweb_process_start_time_seconds",
+        "gauge",
+        "When this process started, in seconds since the Unix epoch.",
+        [({}, round(_STARTED_AT, 3))],
+    )
+    out.metric(
+        "jaiweb_process_uptime_seconds",
+        "gauge",
+        "Seconds since this process started.",
+        [({}, round(max(0.0, time.time() - _STARTED_AT), 3))],
+    )
+    out.metric(
+        "jaiweb_websocket_watchers",
+        "gauge",
+        "Studio websockets open on this process (accepted and not yet closed).",
+        [({}, open_websockets())],
+    )
+    out.metric(
+        "jaiweb_process_info",
+        "gauge",
+        "This process: its pid, database vendor and channel layer backend.",
+        [({"pid": os.getpid(), "database": connection.vendor, "channel_layer": layer}, 1)],
+    )
+    return out.text()

@@ -1,0 +1,115 @@
+"""GET /healthz (is this process able to serve?) and GET /metrics (Prometheus text format).
+
+/healthz checks what a web process cannot work without: its database (``SELECT 1``) and
+its channel layer (a message sent to a fresh channel and received back), and answers 503
+naming the part that failed. /metrics reports the journals' figures from the database —
+so every process tells the same truth — and this process's own uptime and open sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import secrets
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+from jaiweb.ops.metrics import CONTENT_TYPE, exposition
+
+LAYER_TIMEOUT = 2.0  # seconds for the channel layer's round trip
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            return cursor.fetchone() is not None
+    except Exception:
+        return False
+
+
+def layer_backend() -> str:
+    """The configured channel layer's backend, as written in settings ("none" if unset)."""
+    config = getattr(settings, "CHANNEL_LAYERS", {}).get("default") or {}
+    return str(config.get("BACKEND", "none"))
+
+
+async def _channel_layer_ok() -> bool:
+    """Send a message to a fresh channel and receive it back, within LAYER_TIMEOUT."""
+    try:
+        layer = get_channel_layer()
+        if layer is None:
+            return False
+        nonce = secrets.token_hex(8)
+
+        async def round_trip() -> bool:
+            channel = await layer.new_channel()
+            await layer.send(channel, {"type": "healthz.ping", "nonce": nonce})
+            message = await layer.receive(channel)
+            return message.get("nonce") == nonce
+
+        return await asyncio.wait_for(round_trip(), LAYER_TIMEOUT)
+    except Exception:  # a timeout, a refused connection, a broken backend: all "error"
+        return False
+
+
+@never_cache
+@require_safe
+async def healthz(request: HttpRequest) -> JsonResponse:
+    database = await sync_to_async(_database_ok)()
+    layer = await _channel_layer_ok()
+    ok = database and layer
+    body = {
+        "ok": ok,
+        "database": "ok" if database else "error",
+        "channel_layer": "ok" if layer else "error",
+        "layer": layer_backend(),
+    }
+    return JsonResponse(body, status=200 if ok else 503)
+
+
+_FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_REAL_IP", "HTTP_FORWARDED")
+
+
+def _from_loopback(request: HttpRequest) -> bool:
+    """The peer is a loopback address and no proxy says it forwarded someone else's request.
+
+    A reverse proxy on the same machine connects from 127.0.0.1 too; the forwarding headers
+    it adds (X-Forwarded-For, X-Real-IP, Forwarded) are what tell its requests apart.
+    """
+    if any(request.META.get(h) for h in _FORWARDING_HEADERS):
+        return False
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+def _metrics_allowed(request: HttpRequest) -> bool:
+    token = settings.JAIWEB_METRICS_TOKEN
+    if token is None:
+        return _from_loopback(request)
+    scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
+
+
+@never_cache
+@require_safe
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _metrics_allowed(request):
+        why = (
+            "send Authorization: Bearer <JAIWEB_METRICS_TOKEN>\n"
+            if settings.JAIWEB_METRICS_TOKEN
+            else "only from loopback without JAIWEB_METRICS_TOKEN\n"
+        )
+        return HttpResponse("forbidden: " + why, status=403, content_type="text/plain")
+    return HttpResponse(exposition(layer=layer_backend()), content_type=CONTENT_TYPE)

@@ -1,0 +1,397 @@
+"""`manage.py cluster` over real processes on PostgreSQL + Redis.
+
+Two web processes and a runner: a prompt posted through web B is run by the runner while
+a browser-like websocket on web A streams it; a runner killed in the middle of a tool is
+replaced and the new one finishes the run; a runner frozen (SIGSTOP) while holding its
+lease is taken over only once the lease has expired, and its late wake-up changes nothing.
+
+Always on PostgreSQL, whatever the pass: each test module gets a fresh database on the
+server (the one DATABASE_URL names when it is PostgreSQL, else 127.0.0.1:5432 as user
+postgres), dropped at the end. The suite's machine always has PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import psycopg
+import pytest
+from websockets.sync.client import connect as ws_connect
+
+from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.ops.cluster import ROOT, Cluster, ClusterError
+
+pytestmark = pytest.mark.slow
+
+SETUP = """
+import json
+from django.contrib.auth import get_user_model
+from django.test import Client
+from jaiweb.accounts.services import api_token_create
+user = get_user_model().objects.create_user("alice", password="alice-pass-1")
+_, token = api_token_create(user=user, name="cluster test")
+client = Client()
+client.force_login(user)
+print(json.dumps({"token": token, "cookie": client.cookies["sessionid"].value}))
+"""
+
+
+def server_url() -> str:
+    """postgres://… of the server to make the cluster's database on (its database part unused)."""
+    url = os.environ.get("DATABASE_URL", "")
+    if urlsplit(url).scheme in ("postgres", "postgresql"):
+        return url
+    return "postgres://postgres@127.0.0.1:5432/postgres"
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
+@pytest.fixture(scope="module")
+def database():
+    name = f"jaiweb_cluster_test_{os.getpid()}"
+    admin = with_database(server_url(), "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield with_database(server_url(), name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def env(database, tmp_path):
+    ours = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}
+    base = {k: v for k, v in os.environ.items() if k not in ours and not k.startswith("JAIWEB_")}
+    return {
+        **base,
+        "DATABASE_URL": database,
+        "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
+        "JAIWEB_MEDIA_ROOT": str(tmp_path / "media"),
+        "JAIWEB_LEASE_SECONDS": "2",
+        "JAIWEB_PROMPTS_PER_MINUTE": "1000",  # the Redis cache may be shared with other runs
+    }
+
+
+def wait_until(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def metrics(url: str) -> dict[str, float]:
+    """The unlabelled samples and jaiweb_operations{state=…} as "jaiweb_operations:<state>"."""
+    r = httpx.get(url + "metrics", timeout=10)
+    assert r.status_code == 200, r.text
+    out = {}
+    for line in r.text.splitlines():
+        if line.startswith("#"):
+            continue
+        name, value = line.rsplit(" ", 1)
+        state = re.fullmatch(r'jaiweb_operations\{state="(\w+)"\}', name)
+        out[f"jaiweb_operations:{state[1]}" if state else name] = float(value)
+    return out
+
+
+class Watcher:
+    """A browser's live socket on one web process: collects every frame in a thread."""
+
+    def __init__(self, base_url: str, session_id: str, cookie: str):
+        ws_url = base_url.replace("http://", "ws://") + f"ws/sessions/{session_id}/"
+        self.stack = contextlib.ExitStack()
+        self.ws = self.stack.enter_context(
+            ws_connect(
+                ws_url,
+                origin=base_url.rstrip("/"),
+                additional_headers={"Cookie": f"sessionid={cookie}"},
+                open_timeout=10,
+            )
+        )
+        self.frames: list[str] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            for frame in self.ws:
+                self.frames.append(frame)
+        except Exception:
+            pass
+
+    def streamed(self) -> str:
+        """The narration appended to #stream-text, as the page would show it."""
+        spans = re.findall(
+            r'<div hx-swap-oob="beforeend:#stream-text"><span>(.*?)</span></div>',
+            "".join(self.frames),
+        )
+        return "".join(spans)
+
+    def close(self) -> None:
+        self.stack.close()
+        self.thread.join(timeout=5)
+
+
+class Api:
+    def __init__(self, base_url: str, token: str):
+        self.http = httpx.Client(
+            base_url=base_url + "api/v1",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+
+    def prompt(self, session_id: str, text: str) -> str:
+        r = self.http.post(f"/sessions/{session_id}/prompts", json={"text": text})
+        assert r.status_code == 202, r.text
+        assert r.json()["queued"] is False
+        return r.json()["operation_id"]
+
+    def operation(self, op: str) -> dict:
+        r = self.http.get(f"/operations/{op}")
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def finished(self, op: str, timeout: float = 30) -> dict:
+        return wait_until(
+            lambda: (o := self.operation(op))["state"] == "finished" and o, timeout, f"{op} to end"
+        )
+
+
+def lease_of(database: str, op: str) -> tuple[str, int, datetime]:
+    with psycopg.connect(database) as conn:
+        return conn.execute(
+            "SELECT lease_owner, fencing, lease_expires_at FROM store_operation WHERE id = %s",
+            [op],
+        ).fetchone()
+
+
+def freeze_outside_a_transaction(cluster: Cluster, name: str, database: str, op: str) -> None:
+    """SIGSTOP a runner at a moment it holds no lock on the operation's row.
+
+    Stopped in the middle of renewing its lease (UPDATE sent, COMMIT not), it would keep the
+    row locked and every claim skips locked rows: try again until the row is free.
+    """
+    for _ in range(50):
+        cluster.kill(name, signal.SIGSTOP)
+        with psycopg.connect(database) as conn:
+            try:
+                conn.execute("SELECT 1 FROM store_operation WHERE id = %s FOR UPDATE NOWAIT", [op])
+                return
+            except psycopg.errors.LockNotAvailable:
+                pass
+        cluster.kill(name, signal.SIGCONT, wait=False)
+        time.sleep(0.05)
+    raise AssertionError(f"{name} kept the row of {op} locked")
+
+
+def test_the_command_refuses_sqlite_and_the_in_memory_layer(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path}/db.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "manage.py", "cluster", "--logs", str(tmp_path / "logs")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "DATABASE_URL must be a postgres:// URL" in done.stderr
+    assert "REDIS_URL must be set" in done.stderr
+    assert "in-memory channel layer" in done.stderr
+    assert not (tmp_path / "db.sqlite3").exists()  # refused before migrating anything
+
+
+def test_the_command_starts_everything_and_stops_cleanly_on_sigterm(env, tmp_path):
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "cluster", "--port", "0", "--logs", str(logs)],
+        cwd=ROOT,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("jaiweb cluster ready"):
+                break
+        assert lines and lines[-1].startswith("jaiweb cluster ready: 2 web, 1 runner"), lines
+        rows = {line.split()[0]: line.split() for line in lines if " pid " in line}
+        assert set(rows) == {"web-1", "web-2", "runner-1"}
+        pids = {name: int(row[2]) for name, row in rows.items()}
+        for name in ("web-1", "web-2"):
+            url = rows[name][3]
+            health = httpx.get(url + "healthz", timeout=10)
+            assert health.json()["ok"] is True
+            assert httpx.get(url + "static/admin/css/base.css", timeout=10).status_code == 200
+            assert rows[name][-1] == str(logs / f"{name}.log")
+        assert "runner" in rows["runner-1"][3]
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=30)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, rest
+    assert "jaiweb cluster stopped: web-1 0, web-2 0, runner-1 0" in rest
+    for pid in pids.values():
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert "jaiweb runner stopped" in (logs / "runner-1.log").read_text()
+    assert (logs / "migrate.log").exists()
+
+
+def test_the_api_refuses_to_start_without_postgres(tmp_path):
+    cluster = Cluster(logs=tmp_path, env={"DATABASE_URL": "sqlite:///x.sqlite3"}, port=0)
+    with pytest.raises(ClusterError, match="PostgreSQL and Redis"):
+        cluster.start()
+    assert cluster.processes == {}
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(env, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cluster = Cluster(web=1, runners=0, port=port, logs=tmp_path, env=env)
+        with pytest.raises(ClusterError, match=f"http://127.0.0.1:{port}/ is already in use"):
+            cluster.start()
+    assert cluster.processes == {}
+    assert not (tmp_path / "migrate.log").exists()
+
+
+def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
+    paused = tmp_path / "paused-render"
+    cluster = Cluster(
+        web=2,
+        runners=1,
+        port=0,
+        logs=tmp_path / "logs",
+        env=env,
+        runner_env={
+            "JAIWEB_PAUSE_AT": "during_tool:generate_image",
+            "JAIWEB_PAUSE_FILE": str(paused),
+        },
+        stop_timeout=5,
+    )
+    cluster.start()
+    watcher = None
+    try:
+        web_a, web_b = cluster.urls
+        for url in cluster.urls:
+            health = httpx.get(url + "healthz", timeout=10)
+            assert health.status_code == 200
+            assert health.json() == {
+                "ok": True,
+                "database": "ok",
+                "channel_layer": "ok",
+                "layer": "channels_redis.core.RedisChannelLayer",
+            }
+        secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
+        api_b = Api(web_b, secrets["token"])
+        api_a = Api(web_a, secrets["token"])
+        created = api_b.http.post(
+            "/sessions",
+            json={
+                "title": "cluster",
+                "initial_app_state": {**DEFAULT_STATE, "permission_mode": "auto"},
+            },
+        )
+        assert created.status_code == 201, created.text
+        session_id = created.json()["id"]
+
+        # A watcher on web A, a prompt through web B, the run in the runner process.
+        watcher = Watcher(web_a, session_id, secrets["cookie"])
+        wait_until(lambda: watcher.frames, 10, "the first regions on the socket")
+        assert metrics(web_a)["jaiweb_websocket_watchers"] == 1
+        assert metrics(web_b)["jaiweb_websocket_watchers"] == 0
+        op1 = api_b.prompt(session_id, "/say hello from web B")
+        assert api_a.finished(op1)["outcome"] == "completed"
+        wait_until(lambda: "hello from web B" in watcher.streamed(), 10, "the streamed narration")
+        wait_until(lambda: "Finished: completed" in "".join(watcher.frames), 10, "the end line")
+
+        # SIGKILL the runner inside a paid render; a new runner finishes the run.
+        op2 = api_b.prompt(session_id, "/draw 擂台对决")
+        wait_until(paused.exists, 30, "the runner to pause inside the render")
+        assert cluster.kill("runner-1", signal.SIGKILL) == -signal.SIGKILL
+        assert api_a.operation(op2)["state"] == "running"
+        before = metrics(web_b)
+        assert before["jaiweb_operations:running"] == 1
+        assert before["jaiweb_render_charges"] == 1  # rendered and charged before the kill
+        cluster.add_runner()  # runner-2: no pause; JAIWEB_LEASE_SECONDS=2 like the others
+        done = api_a.finished(op2)
+        assert done["outcome"] == "completed"
+        t1s = [
+            r
+            for r in done["records"]
+            if r["type"] == "tool_dispatched" and r["tool_name"] == "generate_image"
+        ]
+        assert [t["dispatch_attempt"] for t in t1s] == [1, 2]  # same key: the stored panel
+        after = metrics(web_a)
+        assert after["jaiweb_render_charges"] == 1  # never charged twice
+        assert after["jaiweb_render_charged_credits"] == 10
+        assert after["jaiweb_operation_reclaims"] == 1  # the takeover
+        assert after["jaiweb_operations:completed"] == 2
+        assert after["jaiweb_operations:running"] == 0
+
+        # A runner frozen while it holds the lease: taken over only after the lease expires.
+        assert cluster.kill("runner-2", signal.SIGTERM) == 0  # a clean stop
+        frozen_at = tmp_path / "paused-state"
+        frozen = cluster.add_runner(
+            env={
+                "JAIWEB_PAUSE_AT": "after_t1:set_character_state",
+                "JAIWEB_PAUSE_FILE": str(frozen_at),
+            }
+        )
+        op3 = api_b.prompt(session_id, "/state 猪猪侠 mood=开心")
+        wait_until(frozen_at.exists, 30, "the runner to pause after T1")
+        freeze_outside_a_transaction(cluster, frozen, database, op3)
+        owner, fencing, expires = lease_of(database, op3)
+        assert fencing == 1 and f":{cluster.members[frozen].pid}:" in owner
+        cluster.add_runner()  # runner-4: the frozen one is alive, so it waits for the expiry
+        done = api_a.finished(op3)
+        assert done["outcome"] == "completed"
+        assert datetime.fromisoformat(done["finished_at"]) > expires
+        assert lease_of(database, op3)[1] == 2  # one takeover: runner-4's claim
+        cluster.kill(frozen, signal.SIGCONT, wait=False)  # wakes up: its lease is gone
+        time.sleep(1.5)
+        assert api_a.operation(op3)["outcome"] == "completed"
+        cluster.kill(frozen, signal.SIGKILL)
+        entries = api_a.http.get(f"/sessions/{session_id}/entries").json()
+        results = [
+            e for e in entries if e["type"] == "message" and e["message"]["role"] == "tool_result"
+        ]
+        assert [e["message"]["tool_name"] for e in results] == [
+            "generate_image",
+            "set_character_state",
+        ]
+        cluster.manage("journal_check")  # exit 0: every tree and operation log is sound
+    finally:
+        if watcher is not None:
+            watcher.close()
+        codes = cluster.stop()
+    assert codes["web-1"] == 0 and codes["web-2"] == 0, codes
+    for m in cluster.members.values():
+        assert not m.running
