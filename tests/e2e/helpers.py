@@ -1,0 +1,274 @@
+"""Helpers for the browser tests: the studio child, sign-up/log-in, prompts, screenshots."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from pathlib import Path
+
+from tests.agent.processes import Child
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+LISTENING = "jaiweb studio listening on "
+PASSWORD = "e2e-Pass-word-93"
+TIMEOUT_MS = 20_000  # default wait for any hook to show up
+
+
+# --- the studio child ------------------------------------------------------------------
+
+
+class Studio:
+    """A `manage.py studio` child on the test database that can be killed and started again.
+
+    The first start picks a free port; later starts reuse it, so open pages reconnect to
+    the same origin (and keep their session cookie).
+    """
+
+    def __init__(self, settings_dict: dict, env: dict[str, str]):
+        self.settings_dict = settings_dict
+        self.env = env
+        self.port = 0
+        self.url = ""
+        self.child: Child | None = None
+        self.children: list[Child] = []
+
+    def start(self, extra_env: dict[str, str] | None = None, timeout: float = 60) -> str:
+        assert self.child is None or self.child.process.poll() is not None, "already running"
+        child = Child(
+            self.settings_dict,
+            "studio",
+            "--port",
+            str(self.port),
+            "--no-migrate",
+            "-v",
+            "0",
+            env={**self.env, **(extra_env or {})},
+        )
+        self.child = child
+        self.children.append(child)
+        child.wait_for(LISTENING, timeout)
+        line = next(line for line in child.out + child.err if LISTENING in line)
+        self.url = line.split(LISTENING, 1)[1].strip().rstrip("/")
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return self.url
+
+    def wait_exit(self, timeout: float = 60) -> int:
+        assert self.child is not None
+        return self.child.wait_exit(timeout)
+
+    def kill(self) -> None:
+        """SIGKILL (from outside, like a crash), and wait for it to be gone."""
+        if self.child is not None:
+            self.child.stop()
+
+    def restart(self, extra_env: dict[str, str] | None = None) -> str:
+        self.kill()
+        deadline = time.monotonic() + 15
+        while True:  # the same port: usually free at once, but give the kernel a moment
+            try:
+                return self.start(extra_env)
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def output(self) -> str:
+        chunks = []
+        for i, child in enumerate(self.children, 1):
+            chunks.append(f"--- studio child {i} (exit {child.process.poll()}) stdout ---")
+            chunks.extend(child.out[-40:])
+            chunks.append(f"--- studio child {i} stderr ---")
+            chunks.extend(child.err[-100:])
+        return "\n".join(chunks)
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def shot(page, name: str) -> Path:
+    """Save a screenshot to docs/screenshots/<name>.png (overwritten)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def signup(page, base: str, username: str, password: str = PASSWORD) -> None:
+    page.goto(f"{base}/accounts/signup/")
+    form = page.locator("#signup-form")
+    form.locator('input[name="username"]').fill(username)
+    form.locator('input[name="password1"]').fill(password)
+    form.locator('input[name="password2"]').fill(password)
+    form.locator('button[type="submit"]').click()
+    page.wait_for_url(f"{base}/")
+
+
+def login(page, base: str, username: str, password: str = PASSWORD) -> None:
+    page.goto(f"{base}/accounts/login/")
+    form = page.locator("#login-form")
+    form.locator('input[name="username"]').fill(username)
+    form.locator('input[name="password"]').fill(password)
+    form.locator('button[type="submit"]').click()
+    page.wait_for_url(f"{base}/")
+
+
+SESSION_URL = re.compile(r"/sessions/([^/]+)/$")
+
+
+def new_session(page, base: str, title: str) -> str:
+    """From "My sessions": create one; returns its id (the page is then its studio)."""
+    page.goto(f"{base}/")
+    page.locator('input[name="title"]').fill(title)
+    page.locator('[data-action="create-session"]').click()
+    page.wait_for_url(SESSION_URL)
+    return SESSION_URL.search(page.url).group(1)
+
+
+def wait_ws_open(page, timeout: float = TIMEOUT_MS) -> None:
+    page.locator('body[data-ws="open"]').wait_for(state="attached", timeout=timeout)
+
+
+def send_prompt(page, text: str) -> None:
+    form = page.locator("#prompt-form")
+    form.locator('textarea[name="text"]').fill(text)
+    submit = form.locator('button[type="submit"], input[type="submit"], button:not([type])')
+    if submit.count():
+        submit.first.click()
+    else:
+        form.evaluate("f => f.requestSubmit()")
+
+
+def credits(page) -> int:
+    text = page.locator("#credits").inner_text()
+    match = re.search(r"-?\d+", text.replace(",", ""))
+    assert match, f"no number in #credits: {text!r}"
+    return int(match.group())
+
+
+def wait_credits(page, value: int, timeout: float = TIMEOUT_MS) -> None:
+    deadline = time.monotonic() + timeout / 1000
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = credits(page)
+        except AssertionError:
+            last = None
+        if last == value:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"#credits shows {last}, expected {value}")
+
+
+def approve_next(page, timeout: float = TIMEOUT_MS) -> None:
+    """Click the approval prompt's approve button once it appears."""
+    button = page.locator('[data-action="approve"]:visible').first
+    button.wait_for(state="visible", timeout=timeout)
+    button.click()
+
+
+def unfinished_operations(session_id: str) -> list:
+    from jaiweb.store.models import Operation
+
+    return list(Operation.objects.filter(session_id=session_id, outcome__isnull=True))
+
+
+def wait_until(predicate, timeout: float = 30, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def wait_run_finished(session_id: str, timeout: float = 30) -> None:
+    """The session has no unfinished operation (read from the database)."""
+    wait_until(lambda: not unfinished_operations(session_id), timeout, "the run to finish")
+
+
+def branch_entry_ids(session_id: str) -> list[str]:
+    """Root → leaf entry ids of the session's active branch, from the database."""
+    from jaiweb.store.models import ComicSession
+    from jaiweb.store.selectors import branch_rows
+
+    session = ComicSession.objects.get(pk=session_id)
+    return [row.entry_id for row in branch_rows(session=session)]
+
+
+def tree_ids(page) -> list[str]:
+    return page.locator("#tree [data-entry-id]").evaluate_all(
+        "els => els.map(e => e.dataset.entryId)"
+    )
+
+
+def active_tree_ids(page) -> list[str]:
+    return page.locator('#tree [data-entry-id][data-active="true"]').evaluate_all(
+        "els => els.map(e => e.dataset.entryId)"
+    )
+
+
+def wait_tree_has(page, entry_ids, timeout: float = TIMEOUT_MS) -> None:
+    """Every given entry is drawn in #tree (the page caught up with the journal)."""
+    want = set(entry_ids)
+    deadline = time.monotonic() + timeout / 1000
+    while time.monotonic() < deadline:
+        missing = want - set(tree_ids(page))
+        if not missing:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"#tree never showed {sorted(missing)}; it has {tree_ids(page)}")
+
+
+def character_state(page) -> str:
+    """What #character-state shows: its text and the values of its fields (it may be a form)."""
+    return page.locator("#character-state").evaluate(
+        """el => [el.innerText,
+                  ...[...el.querySelectorAll("input, textarea, select")].map(f => f.value)]
+                 .join("\\n")"""
+    )
+
+
+def wait_character_state(page, has: str, lacks: str | None = None, timeout: float = 10) -> None:
+    def ok():
+        text = character_state(page)
+        return has in text and (lacks is None or lacks not in text)
+
+    try:
+        wait_until(ok, timeout, f"#character-state to show {has!r}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; it shows: {character_state(page)!r}") from None
+
+
+def open_new_session(page, base: str, title: str = "episode") -> str:
+    """Sign up a new user, create a session from "My sessions", wait for its socket."""
+    signup(page, base, unique("e2e_"))
+    session_id = new_session(page, base, title)
+    wait_ws_open(page)
+    return session_id
+
+
+def run_with_approval(page, session_id: str, text: str) -> None:
+    """Prompt, approve the panel when asked, wait for the run to end and the page to show it."""
+    send_prompt(page, text)
+    approve_next(page)
+    wait_run_finished(session_id)
+    wait_tree_has(page, branch_entry_ids(session_id))
+
+
+def panels(page):
+    return page.locator("#strip [data-panel]")
+
+
+def wait_stream_has(page, text: str, who: str = "the page", timeout: float = TIMEOUT_MS) -> None:
+    """#stream shows ``text`` (the live narration reached this page)."""
+    try:
+        page.locator("#stream").filter(has_text=text).wait_for(timeout=timeout)
+    except Exception:
+        shown = page.locator("#stream").inner_html()
+        raise AssertionError(f"#stream of {who} lacks {text!r}; it holds {shown!r}") from None
