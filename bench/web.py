@@ -1,0 +1,1086 @@
+"""Benchmark of the studio on the web (not a test: it prints figures, it asserts nothing).
+
+    .venv/bin/python bench/web.py                      # SQLite, then PostgreSQL
+    .venv/bin/python bench/web.py --quick              # fewer repeats and tokens (~2 min)
+    .venv/bin/python bench/web.py --backend sqlite     # one backend (a child process)
+    .venv/bin/python bench/web.py --parts page         # only some parts (page,stream,fanout)
+
+As in ``bench/store.py``, the default run starts itself once per backend; each child sets
+DATABASE_URL (and DEBUG=0, JAIWEB_HTTPS=0, a temp MEDIA_ROOT) before ``django.setup()``
+and migrates a scratch database: a temp SQLite file, or a PostgreSQL database
+``jaiweb_bench_web`` (dropped at the end). A summary table closes the run.
+
+Parts, per backend:
+* page: server time and HTML size of the studio page ``GET /sessions/<id>/`` for a
+  10,000-entry session (a main line 8,000 deep to the leaf, 400 side branches of 5:
+  bench/store.py's realistic cycle of prompts, tool calls, panels and app_state entries),
+  through Django's test Client in this process (force_login): the first request of the
+  process, then cold (the per-process parsed-entry cache cleared before each request)
+  and warm; next to the same page of a 100-entry session and ``GET /healthz`` in the
+  same run. Also ``tests/web/trees.py``'s ``big_tree_create`` shape (short user
+  messages), and the fold loads the page links to (``tree?path=…``, ``tree?forks=…``).
+  Targets: <= 150 ms and <= 2 MB. Where the 10k page's time goes, cold and warm: the
+  parts of ``studio_context`` and the template render timed where they are called, the
+  garbage collector's pauses, the entries parsed per request; when a time is missed, a
+  cProfile of one request (the collector off);
+* stream: the time from a model token to its text in Chromium's DOM. A real
+  ``manage.py studio --port 0`` child talks to a loopback OpenAI-compatible server in
+  this process (bench/webtools.py ``TokenServer``), which writes each token at a fixed
+  interval and records ``time.time()`` once it is flushed; each token carries a unique
+  marker. Debian's Chromium (Playwright, never a downloaded browser) opens the session,
+  waits for the socket, sends the prompt from the form; a MutationObserver on
+  ``#stream`` records ``performance.timeOrigin + performance.now()`` when each marker
+  shows up. Both are this machine's wall clock (the offset between them is measured
+  through the page and printed). Run twice: tokens ``--token-interval-ms`` apart (the
+  loop coalesces text to one delta per 50 ms: ``LoopConfig.delta_interval_seconds``),
+  and ``--spaced-interval-ms`` apart (> 50 ms: every token goes out alone). Each marker
+  is attributed to the ``<span>`` (the delta) it arrived in, which splits its latency
+  into the wait in the loop for its delta (until the delta's last token came) and the
+  pipeline after (delta → channel layer → consumer → socket → htmx → DOM).
+  Target: median <= 50 ms;
+* fanout: 100 websocket clients (``websockets``) watch one session on the studio child
+  with the owner's session cookie and an allowed Origin; a prompt's narration of
+  ``--narration-tokens`` tokens (Chinese, and characters HTML escapes) streams; each
+  watcher joins the text of the ``beforeend:#stream-text`` spans it receives (unescaped)
+  and must end with the whole narration. Reported: watchers with lost text (target 0),
+  the time to connect them all (each connection renders every region), per-delta latency
+  from the token to each watcher, the time until the last watcher has the text and the
+  operation_finished update (its step line, then the regions re-rendered for it), and the
+  studio's CPU (``/proc/<pid>/stat``), how long a ``GET /healthz`` takes meanwhile, and
+  on PostgreSQL the connections the studio opened (``pg_stat_database.sessions``), next
+  to the same run with 1 watcher. The watched session is new unless
+  ``--fanout-entries N`` gives it a history of N realistic entries (each watcher's
+  catch-up renders every region of it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import gc
+import gzip
+import html
+import io
+import json
+import os
+import platform
+import pstats
+import re
+import statistics
+import sys
+import tempfile
+import time
+from bisect import bisect_left
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.scratch import describe_database, run_each_backend, scratch_django  # noqa: E402
+from bench.webtools import (  # noqa: E402
+    MODEL,
+    StudioChild,
+    TokenServer,
+    percentile,
+    session_from_entries,
+    studio_entry,
+    studio_session_entries,
+)
+
+PG_DB = "jaiweb_bench_web"
+PAGE_MS, PAGE_BYTES = 150, 2_000_000
+TOKEN_MS = 50
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PARTS = ("page", "stream", "fanout")
+QUICK = {
+    "repeat": (11, 5),
+    "tokens": (150, 60),
+    "spaced_tokens": (100, 30),
+    "narration_tokens": (400, 150),
+}
+
+
+class Summary:
+    """Rows of the closing table: (backend, what, figure, target, met or None)."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.rows: list[list] = []
+
+    def add(self, what: str, figure: str, target: str = "", met: bool | None = None) -> None:
+        self.rows.append([self.backend, what, figure, target, met])
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+# --- part 1: the studio page --------------------------------------------------------------
+
+
+def bench_page(backend: str, args, summary: Summary) -> None:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from bench.store import T0
+    from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.studio.tree import PAGE
+    from tests.web.trees import big_tree_create
+
+    owner = get_user_model().objects.create(username="bench-page")
+    t = time.perf_counter()
+    entries = studio_session_entries(args.depth, args.forks, args.fork_len)
+    big = session_from_entries(
+        owner=owner, entries=entries, leaf_id=f"m{args.depth - 1}", title="bench 10k"
+    )
+    chain, parent = [], None
+    for i in range(100):
+        chain.append(studio_entry(i, f"c{i}", parent, T0 + timedelta(seconds=i)))
+        parent = chain[-1].id
+    small = session_from_entries(owner=owner, entries=chain, leaf_id="c99", title="bench 100")
+    plain = big_tree_create(
+        owner=owner, depth=args.depth, forks=args.forks, fork_len=args.fork_len, title="trees"
+    )
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")  # what autovacuum would have done by now
+    kinds: dict[str, int] = {}
+    for e in entries:
+        key = e.type if e.type != "message" else e.message.role
+        kinds[key] = kinds.get(key, 0) + 1
+    mix = ", ".join(f"{k} {v:,}" for k, v in sorted(kinds.items()))
+    print(
+        f"  built in {time.perf_counter() - t:.1f} s (bulk insert): a {len(entries):,}-entry "
+        f"session, main line {args.depth:,} deep to the leaf, {args.forks} side branches of "
+        f"{args.fork_len} ({mix}); the same shape from tests/web/trees.py (user messages "
+        f"and app_state only); a 100-entry session of the same cycle"
+    )
+    del entries, chain  # a studio process holds none of this: only what its pages parse
+    gc.collect()
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(owner)
+
+    def get(url: str, *, cold: bool = False):
+        if cold:
+            parsed_entries.clear()
+        start = time.perf_counter()
+        response = client.get(url)
+        spent = time.perf_counter() - start
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {url}: {response.status_code}")
+        return spent, response
+
+    big_url, plain_url, small_url = (f"/sessions/{s.id}/" for s in (big, plain, small))
+    first, page = get(big_url)  # no page rendered, no template compiled, nothing parsed yet
+    body = page.content
+    folds = fold_queries(body.decode(), big)
+    plain_body = get(plain_url)[1].content
+    small_body = get(small_url)[1].content
+
+    names = [
+        "healthz",
+        "100-entry page, warm",
+        "100-entry page, cold",
+        "10k page, cold",
+        "10k page, warm",
+        "10k trees.py page, cold",
+        "10k trees.py page, warm",
+        "fold: path page, warm",
+        "fold: forks",
+        "fold: path page, cold",
+        "fold: path page, after a cold fold",
+    ]
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(args.repeat):  # interleaved, so that noise falls on every figure alike
+        times["10k page, cold"].append(get(big_url, cold=True)[0])
+        times["10k page, warm"].append(get(big_url)[0])
+        times["fold: path page, warm"].append(get(folds["path"])[0])
+        times["fold: forks"].append(get(folds["forks"])[0])
+        times["10k trees.py page, cold"].append(get(plain_url, cold=True)[0])
+        times["10k trees.py page, warm"].append(get(plain_url)[0])
+        times["100-entry page, cold"].append(get(small_url, cold=True)[0])
+        times["100-entry page, warm"].append(get(small_url)[0])
+        times["healthz"].append(get("/healthz")[0])
+        times["fold: path page, cold"].append(get(folds["path"], cold=True)[0])
+        times["fold: path page, after a cold fold"].append(get(folds["path"])[0])
+    med = {name: statistics.median(v) for name, v in times.items()}
+
+    queries = count_queries(connection, lambda: get(big_url, cold=True))
+    queries_warm = count_queries(connection, lambda: get(big_url))
+    print(f"  GET /sessions/<id>/ in this process (test Client), median of {args.repeat}:")
+    print(
+        f"    10k-entry session: first request of the process {ms(first)}; "
+        f"cold {ms(med['10k page, cold'])} (p90 {ms(percentile(times['10k page, cold'], 0.9))}),"
+        f" warm {ms(med['10k page, warm'])} (p90 {ms(percentile(times['10k page, warm'], 0.9))})"
+        f"   (target <= {PAGE_MS} ms) cold {verdict(med['10k page, cold'] <= PAGE_MS / 1e3)}, "
+        f"warm {verdict(med['10k page, warm'] <= PAGE_MS / 1e3)}"
+    )
+    print(
+        f"      {queries} SQL statements cold, {queries_warm} warm; HTML {len(body):,} B "
+        f"({len(gzip.compress(body)):,} B gzipped)   (target <= {PAGE_BYTES / 1e6:g} MB) "
+        f"{verdict(len(body) <= PAGE_BYTES)}; {describe_page(body)}"
+    )
+    print(
+        f"    10k trees.py session: cold {ms(med['10k trees.py page, cold'])}, warm "
+        f"{ms(med['10k trees.py page, warm'])}; HTML {len(plain_body):,} B; "
+        f"{describe_page(plain_body)}"
+    )
+    print(
+        f"    baseline, 100-entry session: cold {ms(med['100-entry page, cold'])}, warm "
+        f"{ms(med['100-entry page, warm'])}, HTML {len(small_body):,} B;  GET /healthz "
+        f"{ms(med['healthz'])}"
+    )
+    ratio_cold = med["10k page, cold"] / med["100-entry page, cold"]
+    ratio_warm = med["10k page, warm"] / med["100-entry page, warm"]
+    print(
+        f"    ratio 10k / 100-entry page: cold {ratio_cold:.1f}x, warm {ratio_warm:.1f}x; "
+        f"10k warm / healthz {med['10k page, warm'] / med['healthz']:.0f}x"
+    )
+    print(
+        f"  fold loads (10k session), after the page: tree?{folds['path_query']} "
+        f"{ms(med['fold: path page, warm'])}; tree?{folds['forks_query']} "
+        f"{ms(med['fold: forks'])}"
+    )
+    print(
+        f"    the path fold cold: {ms(med['fold: path page, cold'])}; again right after "
+        f"(the cache now holds the fold's {PAGE} entries of the session, so branch_rows "
+        f"parses the rest of the path at once): {ms(med['fold: path page, after a cold fold'])}"
+    )
+    for label, cold in (("cold", True), ("warm", False)):
+        page_breakdown(big_url, get, args.repeat, cold=cold, label=label)
+
+    cold_ok = med["10k page, cold"] <= PAGE_MS / 1e3
+    warm_ok = med["10k page, warm"] <= PAGE_MS / 1e3
+    summary.add("page 10k, cold (median)", ms(med["10k page, cold"]), f"<= {PAGE_MS} ms", cold_ok)
+    summary.add("page 10k, warm (median)", ms(med["10k page, warm"]), f"<= {PAGE_MS} ms", warm_ok)
+    summary.add("page 10k, first request of the process", ms(first))
+    summary.add(
+        "page 10k, HTML size", f"{len(body) / 1e6:.2f} MB", "<= 2 MB", len(body) <= PAGE_BYTES
+    )
+    summary.add(
+        "page 10k trees.py, cold / warm",
+        f"{ms(med['10k trees.py page, cold'])} / {ms(med['10k trees.py page, warm'])}",
+        f"<= {PAGE_MS} ms",
+        max(med["10k trees.py page, cold"], med["10k trees.py page, warm"]) <= PAGE_MS / 1e3,
+    )
+    summary.add(
+        "page 100 entries, cold / warm (baseline)",
+        f"{ms(med['100-entry page, cold'])} / {ms(med['100-entry page, warm'])}",
+    )
+    summary.add(
+        "fold loads: path / forks (after the page)",
+        f"{ms(med['fold: path page, warm'])} / {ms(med['fold: forks'])}",
+    )
+    summary.add(
+        "fold: path cold / right after a cold one",
+        f"{ms(med['fold: path page, cold'])} / {ms(med['fold: path page, after a cold fold'])}",
+    )
+    if not (cold_ok and warm_ok):
+        where_page_time_goes(big, big_url, get, args.repeat, warm_missed=not warm_ok)
+
+
+def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> None:
+    """Medians of the page's parts, timed where jaiweb.studio.regions calls them."""
+    from jaiweb.store import selectors
+    from jaiweb.studio import regions, views
+
+    parts = [
+        name
+        for name in (
+            "branch_rows",
+            "strip_panels",
+            "active_path_view",
+            "app_state_from_rows",
+            "run_view",
+            "characters_of",
+            "wallet_balance",
+        )
+        if callable(getattr(regions, name, None))
+    ]
+    spent: dict[str, float] = {}
+    saved = []
+
+    def wrap(module, name: str, label: str) -> None:
+        real = getattr(module, name)
+        saved.append((module, name, real))
+
+        def timed(*a, **kw):
+            start = time.perf_counter()
+            try:
+                return real(*a, **kw)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+
+        setattr(module, name, timed)
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            on_gc.at = time.perf_counter()
+        else:
+            spent["gc"] = spent.get("gc", 0.0) + time.perf_counter() - on_gc.at
+            if info["generation"] == 2:
+                spent["full gc"] = spent.get("full gc", 0.0) + 1
+
+    for name in parts:
+        wrap(regions, name, name)
+    wrap(views, "render", "template render")
+    counts = {"parsed": 0, "calls": 0, "refetched": 0}
+    real_parse, real_by_seq = selectors._parse, selectors._rows_by_seq
+
+    def counted_parse(rows):
+        counts["parsed"] += len(rows)
+        counts["calls"] += 1
+        return real_parse(rows)
+
+    def counted_by_seq(session_id, seqs):
+        counts["refetched"] += len(seqs)
+        return real_by_seq(session_id, seqs)
+
+    selectors._parse, selectors._rows_by_seq = counted_parse, counted_by_seq
+    gc.callbacks.append(on_gc)
+    runs: dict[str, list[float]] = {}
+    try:
+        for _ in range(repeat):
+            spent.clear()
+            counts.update(parsed=0, calls=0, refetched=0)
+            total = get(url, cold=cold)[0]
+            for name, value in counts.items():
+                runs.setdefault(name, []).append(value)
+            rest = total - sum(v for k, v in spent.items() if k not in ("gc", "full gc"))
+            for name in (*parts, "template render"):
+                runs.setdefault(name, []).append(spent.get(name, 0.0))
+            runs.setdefault("the rest (middleware, session, auth, the view)", []).append(rest)
+            runs.setdefault("gc", []).append(spent.get("gc", 0.0))
+            runs.setdefault("full gc", []).append(spent.get("full gc", 0.0))
+            runs.setdefault("total", []).append(total)
+    finally:
+        selectors._parse, selectors._rows_by_seq = real_parse, real_by_seq
+        gc.callbacks.remove(on_gc)
+        for module, name, real in reversed(saved):
+            setattr(module, name, real)
+    full = int(sum(runs["full gc"]))
+    print(
+        f"  where the {label} 10k page's time goes (medians of {repeat}; "
+        f"total {ms(statistics.median(runs['total']))}):"
+    )
+    shown = [n for n in runs if n not in ("gc", "full gc", "total", *counts)]
+    print(
+        "    " + "; ".join(f"{n} {statistics.median(runs[n]) * 1e3:.1f}" for n in shown) + " (ms)"
+    )
+    print(
+        f"    garbage collector pauses inside them: median {ms(statistics.median(runs['gc']))}, "
+        f"max {ms(max(runs['gc']))}; {full} full (generation 2) collection(s) in {repeat} "
+        f"requests"
+    )
+    print(
+        f"    entries parsed per request: {statistics.median(runs['parsed']):,.0f} in "
+        f"{statistics.median(runs['calls']):,.0f} pydantic calls; fetched again by seq "
+        f"(branch_rows finding the session in the parsed-entry cache, without these): "
+        f"{statistics.median(runs['refetched']):,.0f}"
+    )
+
+
+def fold_queries(body: str, session) -> dict[str, str]:
+    """The "… N more" and "+N" loads the page links to (the first of each)."""
+    links = [html.unescape(q) for q in re.findall(r'hx-get="[^"?]*/tree\?([^"]+)"', body)]
+    path = next((q for q in links if q.startswith("path=")), None)
+    forks = next((q for q in links if q.startswith("forks=")), None)
+    if path is None:
+        raise RuntimeError("the page has no folded path: is the session long?")
+    if forks is None:  # every fork near the leaf drawn open: the root's fork (b0 is there)
+        forks = "forks=m0&except=m1"
+    base = f"/sessions/{session.id}/tree?"
+    return {"path": base + path, "forks": base + forks, "path_query": path, "forks_query": forks}
+
+
+def describe_page(body: bytes) -> str:
+    text = body.decode()
+    nodes = text.count('class="node"')
+    panels = text.count("data-panel=")
+    forks = text.count('class="forks" hx-get')
+    return f"{nodes} tree nodes, {panels} strip panels, {forks} folded forks drawn"
+
+
+def count_queries(connection, fn) -> int:
+    seen = []
+
+    def counting(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(counting):
+        fn()
+    return len(seen)
+
+
+def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bool) -> None:
+    """A missed page target: what parsing the branch costs, then cProfile of one request."""
+    from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.store.selectors import branch_rows, parse_rows
+    from jaiweb.studio.selectors import strip_panels
+
+    def timed(fn) -> float:
+        runs = []
+        for _ in range(repeat):
+            parsed_entries.clear()
+            rows = branch_rows(session=session)  # lazy: rows with their JSON, nothing parsed
+            start = time.perf_counter()
+            fn(rows)
+            runs.append(time.perf_counter() - start)
+        return statistics.median(runs)
+
+    rows = branch_rows(session=session)
+    messages = sum(1 for r in rows if r.type == "message")
+    t_strip = timed(strip_panels)
+    t_batch = timed(parse_rows)
+    print(
+        f"  parsing the branch ({len(rows):,} entries, {messages:,} of them messages), "
+        f"medians of {repeat}: strip_panels on the lazy rows (every message parsed, one "
+        f"at a time as touched) {ms(t_strip)}; parse_rows of all {len(rows):,} in one "
+        f"pydantic call per type {ms(t_batch)}"
+    )
+    for label, cold in (("cold", True), ("warm", False)):
+        if label == "warm" and not warm_missed:
+            continue
+        if not cold:
+            get(url)
+        else:
+            parsed_entries.clear()
+        prof = cProfile.Profile()
+        gc.collect()
+        gc.disable()  # its pauses would be charged to whatever allocated: reported above
+        try:
+            start = time.perf_counter()
+            prof.enable()
+            get(url)
+            prof.disable()
+            wall = time.perf_counter() - start
+        finally:
+            gc.enable()
+        out = io.StringIO()
+        stats = pstats.Stats(prof, stream=out)
+        stats.sort_stats("cumulative").print_stats(r"jaiweb|journal", 10)
+        stats.sort_stats("tottime").print_stats(6)
+        lines = [ln for ln in out.getvalue().splitlines() if ln.strip()]
+        heads = [i for i, ln in enumerate(lines) if "ncalls" in ln]
+        print(
+            f"  cProfile of one {label} request, the garbage collector off "
+            f"({wall * 1e3:.0f} ms under the profiler):"
+        )
+        for what, head, count in (
+            ("by cumulative time, project code", heads[0], 10),
+            ("by own time", heads[1], 6),
+        ):
+            print(f"    {what}:")
+            for ln in lines[head : head + count + 1]:
+                ln = ln.replace(str(ROOT) + "/", "").replace(sys.prefix + "/", "")
+                print(f"      {ln[:130]}")
+
+
+# --- the studio child, its user and sessions ---------------------------------------------
+
+
+def prepare_studio_user():
+    """A user with a logged-in session cookie (written to the database the child reads)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.create(username="bench-web")
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    return user, client.cookies["sessionid"].value
+
+
+def new_session(user, title: str):
+    from jaiweb.store.services import session_create
+
+    state = {
+        "characters": {"猪猪侠": {"buff": "无", "skill": "无", "mood": "平静"}},
+        "permission_mode": "auto",
+    }
+    return session_create(owner=user, title=title, initial_app_state=state)
+
+
+# --- part 2: a token to the DOM -----------------------------------------------------------
+
+OBSERVE_JS = """
+([prefix]) => {
+  if (window.__observer) window.__observer.disconnect();
+  const seen = new Map();  // marker number -> [DOM time (ms since the epoch), span number]
+  window.__seen = seen;
+  let spans = 0;
+  const re = new RegExp(prefix + "(\\\\d{4})", "g");
+  window.__observer = new MutationObserver((mutations) => {
+    const now = performance.timeOrigin + performance.now();
+    for (const m of mutations) {
+      for (const node of m.addedNodes) {
+        const text = node.textContent || "";
+        if (!text) continue;
+        spans += 1;
+        for (const match of text.matchAll(re)) {
+          const k = Number(match[1]);
+          if (!seen.has(k)) seen.set(k, [now, spans]);
+        }
+      }
+    }
+  });
+  window.__observer.observe(document.getElementById("stream"),
+                            {childList: true, subtree: true, characterData: true});
+}
+"""
+
+
+def clock_offset(page) -> tuple[float, float]:
+    """(page clock − this process's time.time(), ± half the round trip), best of 15."""
+    best = None
+    for _ in range(15):
+        before = time.time()
+        at = page.evaluate("performance.timeOrigin + performance.now()") / 1000
+        after = time.time()
+        rtt = after - before
+        if best is None or rtt < best[1] * 2:
+            best = (at - (before + after) / 2, rtt / 2)
+    return best
+
+
+def token_run(page, server: TokenServer, prefix: str, count: int, interval: float) -> dict:
+    """One prompt whose reply is ``count`` marked tokens; per token: total, hold, pipeline."""
+    tokens = [f" {prefix}{i:04d}" for i in range(count)]
+    page.evaluate(OBSERVE_JS, [prefix])
+    stream = server.script(tokens, interval)
+    form = page.locator("#prompt-form")
+    form.locator('textarea[name="text"]').fill(f"bench: say {count} words ({prefix})")
+    form.locator('button[data-action="send"]').click()
+    if not stream.done.wait(60 + count * interval):
+        raise RuntimeError("the studio never asked the model server")
+    with contextlib.suppress(Exception):  # some never showed: counted below
+        page.wait_for_function(
+            "([n]) => window.__seen.size >= n", arg=[count], timeout=15_000, polling=50
+        )
+    page.locator('#stream-steps li[id^="end-"]').wait_for(state="attached", timeout=30_000)
+    seen = {int(k): v for k, v in page.evaluate("Array.from(window.__seen.entries())")}
+    sent = stream.sent
+    spans: dict[int, list[int]] = {}
+    for k, (_at, span) in seen.items():
+        spans.setdefault(span, []).append(k)
+    total, hold, pipeline = [], [], []
+    for k, (at, span) in sorted(seen.items()):
+        last = max(sent[j] for j in spans[span])  # the token whose arrival sent the delta
+        total.append(at / 1000 - sent[k])
+        hold.append(last - sent[k])
+        pipeline.append(at / 1000 - last)
+    return {
+        "count": count,
+        "shown": len(seen),
+        "deltas": len(spans),
+        "total": total,
+        "hold": hold,
+        "pipeline": pipeline,
+    }
+
+
+def describe_latencies(values: list[float]) -> str:
+    if not values:
+        return "none"
+    return (
+        f"median {ms(statistics.median(values))}, p90 {ms(percentile(values, 0.9))}, "
+        f"max {ms(max(values))}"
+    )
+
+
+def bench_stream(
+    args, child: StudioChild, server: TokenServer, cookie: str, session_id: str, summary: Summary
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        print(f"  stream: skipped, {CHROMIUM} is missing (apt-get install chromium)")
+        return
+    pw = sync_playwright().start()
+    try:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+            context.add_cookies([{"name": "sessionid", "value": cookie, "url": child.url}])
+            page = context.new_page()
+            page.goto(f"{child.url}/sessions/{session_id}/")
+            page.wait_for_function('document.body.dataset.ws === "open"', timeout=20_000)
+            offset, bound = clock_offset(page)
+            default = token_run(page, server, "a", args.tokens, args.token_interval_ms / 1e3)
+            spaced = token_run(page, server, "b", args.spaced_tokens, args.spaced_interval_ms / 1e3)
+        finally:
+            browser.close()
+    finally:
+        pw.stop()
+
+    print(
+        f"  a model token to its text in Chromium's DOM (studio child pid {child.pid}, "
+        f"{child.url}); page clock − time.time() = {offset * 1e3:+.2f} ms "
+        f"(± {bound * 1e3:.2f} ms), not subtracted:"
+    )
+    for label, run, interval in (
+        ("default coalescing", default, args.token_interval_ms),
+        ("tokens spaced", spaced, args.spaced_interval_ms),
+    ):
+        print(
+            f"    {label}, {run['count']} tokens {interval:g} ms apart: "
+            f"{run['shown']}/{run['count']} shown, in {run['deltas']} deltas "
+            f"({run['count'] / max(run['deltas'], 1):.1f} tokens each)"
+        )
+        print(f"      token → DOM: {describe_latencies(run['total'])}")
+        print(
+            f"      of it waiting in the loop for the delta to go out: "
+            f"{describe_latencies(run['hold'])}"
+        )
+        print(
+            f"      of it after the delta went out (channel layer, consumer, socket, htmx): "
+            f"{describe_latencies(run['pipeline'])}"
+        )
+    med = statistics.median(default["total"]) if default["total"] else float("inf")
+    ok = med <= TOKEN_MS / 1e3 and default["shown"] == default["count"]
+    print(
+        f"    token → DOM median with the default coalescing: {ms(med)}   "
+        f"(target <= {TOKEN_MS} ms) {verdict(ok)}"
+    )
+    hold = statistics.median(default["hold"]) if default["hold"] else float("nan")
+    spaced_med = statistics.median(spaced["total"]) if spaced["total"] else float("nan")
+    print(
+        f"    the coalescing's part: median wait in the loop {ms(hold)}; tokens spaced "
+        f"{args.spaced_interval_ms:g} ms (no coalescing) reach the DOM in {ms(spaced_med)} "
+        f"(ratio default/spaced {med / spaced_med:.1f}x)"
+    )
+    summary.add(
+        f"token → DOM, {args.token_interval_ms:g} ms tokens (median / p90)",
+        f"{ms(med)} / {ms(percentile(default['total'], 0.9))}",
+        f"<= {TOKEN_MS} ms",
+        ok,
+    )
+    summary.add("  of it: coalescing wait (median)", ms(hold))
+    summary.add(
+        f"token → DOM, {args.spaced_interval_ms:g} ms tokens, no coalescing (median / p90)",
+        f"{ms(spaced_med)} / {ms(percentile(spaced['total'], 0.9))}",
+    )
+
+
+# --- part 3: fan-out to watchers -----------------------------------------------------------
+
+# Narration pieces: Chinese, and what HTML escapes (each watcher unescapes what it gets).
+PIECES = [
+    *("猪猪侠", "跳上", "屋顶", "，", "<b>夕阳</b>", " & ", "“勇气”", "'超级'"),
+    *("棒棒糖", '"轰!"', "！", "\n", "Bobby &amp; 菲菲", " <3 ", "。"),
+]
+DELTA = re.compile(r'<div hx-swap-oob="beforeend:#stream-text"><span>(.*?)</span></div>', re.S)
+RESET = '<div id="stream-text" hx-swap-oob="true"></div>'
+
+
+class Watcher:
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.pieces: list[str] = []
+        self.deltas: list[tuple[float, int]] = []  # (received at, characters so far)
+        self.messages = 0
+        self.end_at: float | None = None  # the operation_finished step line
+        self.regions_at: float | None = None  # the regions re-rendered after it
+        self.first_at: float | None = None
+        self.regions = 0  # messages carrying every region (a catch-up)
+
+    async def listen(self) -> None:
+        size = 0
+        async for message in self.ws:
+            now = time.time()
+            self.messages += 1
+            if RESET in message:
+                self.pieces, size = [], 0
+            for match in DELTA.finditer(message):
+                piece = html.unescape(match.group(1))
+                self.pieces.append(piece)
+                size += len(piece)
+                self.deltas.append((now, size))
+                self.first_at = self.first_at or now
+            if 'id="tree"' in message:
+                self.regions += 1
+            if self.end_at is None and 'id="end-' in message:
+                self.end_at = now
+            elif self.end_at is not None and 'id="tree"' in message:
+                self.regions_at = now
+                return
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+async def fanout_run(
+    child: StudioChild,
+    server: TokenServer,
+    cookie: str,
+    session_id: str,
+    watchers: int,
+    tokens: list[str],
+    interval: float,
+    db_sessions=None,
+) -> dict:
+    import httpx
+    from websockets.asyncio.client import connect
+
+    ws_url = "ws" + child.url.removeprefix("http") + f"/ws/sessions/{session_id}/"
+    headers = {"Cookie": f"sessionid={cookie}", "Origin": child.url}
+
+    async def open_one():
+        ws = await connect(
+            ws_url,
+            additional_headers=headers,
+            max_size=None,
+            open_timeout=120,
+            ping_interval=None,
+            close_timeout=2,
+        )
+        await ws.recv()  # the catch-up: every region, rendered for this watcher
+        return ws
+
+    async with httpx.AsyncClient(
+        base_url=child.url, cookies={"sessionid": cookie}, timeout=60
+    ) as http:
+        await http.get(f"/sessions/{session_id}/")  # the CSRF cookie
+        csrf = http.cookies["csrftoken"]
+        sessions_before = db_sessions() if db_sessions else 0
+        start = time.perf_counter()
+        conns = await asyncio.gather(*(open_one() for _ in range(watchers)))
+        connect_time = time.perf_counter() - start
+        crowd = [Watcher(ws) for ws in conns]
+        tasks = [asyncio.create_task(w.listen()) for w in crowd]
+        sessions0 = db_sessions() if db_sessions else 0
+        opened_connecting = sessions0 - sessions_before
+        cpu0, wall0 = child.cpu_seconds(), time.time()
+        stream = server.script(tokens, interval)
+        response = await http.post(
+            f"/sessions/{session_id}/prompts",
+            data={"text": "bench: narrate at length"},
+            headers={"X-CSRFToken": csrf, "HX-Request": "true", "Origin": child.url},
+        )
+        if response.status_code != 202:
+            raise RuntimeError(f"the prompt was refused: {response.status_code} {response.text}")
+        probes: list[float] = []  # GET /healthz meanwhile: another page of the studio
+
+        async def probe() -> None:
+            while True:
+                start = time.perf_counter()
+                await http.get("/healthz")
+                probes.append(time.perf_counter() - start)
+                await asyncio.sleep(0.1)
+
+        prober = asyncio.create_task(probe())
+        budget = 60 + len(tokens) * interval + watchers * 0.5
+        _done, pending = await asyncio.wait(tasks, timeout=budget)
+        wall1, cpu1 = time.time(), child.cpu_seconds()
+        prober.cancel()
+        opened = db_sessions() - sessions0 if db_sessions else None
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+
+    full = "".join(tokens)
+    prefix, size = [], 0
+    for token in tokens:
+        size += len(token)
+        prefix.append(size)
+    sent = stream.sent
+    latencies, late_half = [], []
+    for w in crowd:
+        for at, chars in w.deltas:
+            k = min(bisect_left(prefix, chars), len(sent) - 1)
+            latencies.append(at - sent[k])
+            if k >= len(tokens) // 2:
+                late_half.append(at - sent[k])
+    last_sent = sent[-1] if sent else wall0
+    lost = [w for w in crowd if w.text != full]
+    last_text = [w.deltas[-1][0] for w in crowd if w.deltas]
+    return {
+        "watchers": watchers,
+        "connect": connect_time,
+        "lost": len(lost),
+        "lost_detail": [(len(w.text), len(full)) for w in lost[:3]],
+        "unfinished": len(pending),
+        "latencies": latencies,
+        "late_half": late_half,
+        "deltas": statistics.median([len(w.deltas) for w in crowd]),
+        "messages": sum(w.messages for w in crowd),
+        "catch_ups": statistics.median([w.regions for w in crowd]),
+        "probes": probes,
+        "db_sessions": opened,
+        "db_sessions_connecting": opened_connecting,
+        "deliver_last": max(last_text) - last_sent if last_text else float("nan"),
+        "first_text": min((w.first_at for w in crowd if w.first_at), default=wall0) - sent[0]
+        if sent
+        else float("nan"),
+        "end": [w.end_at - last_sent for w in crowd if w.end_at],
+        "regions": [w.regions_at - last_sent for w in crowd if w.regions_at],
+        "cpu": cpu1 - cpu0,
+        "wall": wall1 - wall0,
+        "stream_time": last_sent - (sent[0] if sent else wall0),
+    }
+
+
+def postgres_sessions() -> int:
+    """Sessions ever opened on the bench database (pg_stat_database), read from another."""
+    import psycopg
+
+    from bench.scratch import PG_HOST, PG_PORT, PG_USER
+
+    with psycopg.connect(
+        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
+    ) as conn:
+        row = conn.execute(
+            "SELECT sessions FROM pg_stat_database WHERE datname = %s", [PG_DB]
+        ).fetchone()
+    return int(row[0])
+
+
+def bench_fanout(
+    args,
+    child: StudioChild,
+    server: TokenServer,
+    cookie: str,
+    session_id: str,
+    summary: Summary,
+    backend: str,
+) -> None:
+    tokens = [
+        PIECES[i % len(PIECES)] + (f"[{i}]" if i % 10 == 0 else "")
+        for i in range(args.narration_tokens)
+    ]
+    interval = args.narration_interval_ms / 1e3
+    runs = {}
+    for n in (1, args.watchers):
+        counter = postgres_sessions if backend == "postgresql" else None
+        runs[n] = asyncio.run(
+            fanout_run(child, server, cookie, session_id, n, tokens, interval, counter)
+        )
+    one, many = runs[1], runs[args.watchers]
+    chars = len("".join(tokens))
+    print(
+        f"  fan-out: a narration of {len(tokens)} tokens ({chars:,} characters) "
+        f"{args.narration_interval_ms:g} ms apart ({one['stream_time']:.1f} s), "
+        f"about {many['deltas']:.0f} text deltas, to websocket watchers of one session:"
+    )
+    for n, run in runs.items():
+        ends = run["end"]
+        regions = run["regions"]
+        print(
+            f"    {n:>3} watcher{'s' if n > 1 else ' '}: connected (each got every region) in "
+            f"{run['connect']:.2f} s; lost text: {run['lost']}"
+            + (f" {run['lost_detail']} (got, of chars)" if run["lost"] else "")
+            + (f"; {run['unfinished']} never saw the end" if run["unfinished"] else "")
+        )
+        print(f"        a token to each watcher: {describe_latencies(run['latencies'])}")
+        print(f"          the narration's second half only: {describe_latencies(run['late_half'])}")
+        print(
+            f"        after the last token: all text in {ms(run['deliver_last'])}; "
+            f"operation_finished line in {ms(max(ends)) if ends else '—'} (last watcher), "
+            f"its regions in {ms(min(regions)) if regions else '—'} (first) … "
+            f"{ms(max(regions)) if regions else '—'} (last)"
+        )
+        print(
+            f"        studio CPU {run['cpu']:.2f} s over {run['wall']:.1f} s "
+            f"({run['cpu'] / run['wall']:.0%} of a core); {run['messages']:,} messages sent, "
+            f"{run['catch_ups']:.0f} of them per watcher every region re-rendered"
+        )
+        print(
+            f"        GET /healthz every 100 ms meanwhile ({len(run['probes'])}): "
+            f"{describe_latencies(run['probes'])}"
+        )
+        if run["db_sessions"] is not None:
+            print(
+                f"        PostgreSQL connections the studio opened: "
+                f"{run['db_sessions_connecting']:,} while the watchers connected, "
+                f"{run['db_sessions']:,} during the run"
+            )
+    ratio = many["cpu"] / one["cpu"] if one["cpu"] else float("nan")
+    per_render = many["connect"] / args.watchers
+    print(
+        f"    every region rendered for one watcher: ≈ {ms(per_render)} (the {args.watchers} "
+        f"connections' time / {args.watchers}: their renders run one at a time); "
+        f"{many['catch_ups']:.0f} rounds of them a run ≈ "
+        f"{many['catch_ups'] * args.watchers * per_render:.1f} s of the studio's time"
+    )
+    print(
+        f"    ratio {args.watchers} / 1 watcher: studio CPU {ratio:.0f}x; regions of the "
+        f"operation_finished update reach the last watcher "
+        f"{ms(max(many['regions']) if many['regions'] else float('nan'))} after the last token"
+        f" (1 watcher: {ms(max(one['regions']) if one['regions'] else float('nan'))})"
+    )
+    ok = many["lost"] == 0 and many["unfinished"] == 0
+    print(f"    watchers with lost text: {many['lost']}   (target 0) {verdict(ok)}")
+    summary.add(f"fan-out {args.watchers} watchers: lost text", str(many["lost"]), "0", ok)
+    summary.add(
+        "  a token to each watcher (median / p90)",
+        f"{ms(statistics.median(many['latencies']))} / {ms(percentile(many['latencies'], 0.9))}"
+        if many["latencies"]
+        else "—",
+    )
+    summary.add(
+        "  last watcher has the text / the finished regions",
+        f"{ms(many['deliver_last'])} / "
+        f"{ms(max(many['regions'])) if many['regions'] else '—'} after the last token",
+    )
+    summary.add(
+        f"  studio CPU, {args.watchers} watchers (1 watcher)",
+        f"{many['cpu']:.2f} s ({one['cpu']:.2f} s) over {many['wall']:.1f} s",
+    )
+    summary.add("  connecting them all", f"{many['connect']:.2f} s")
+    summary.add(
+        "  GET /healthz meanwhile (max; 1 watcher)",
+        f"{ms(max(many['probes'], default=float('nan')))} "
+        f"({ms(max(one['probes'], default=float('nan')))})",
+    )
+
+
+# --- one backend, in its own process -----------------------------------------------------
+
+
+def run_backend(backend: str, args) -> None:
+    env = {
+        "JAIWEB_HTTPS": "0",  # plain http on the loopback: cookies without Secure
+        "JAIWEB_LLM_MODEL": "",  # this process: nothing runs here
+        "JAIWEB_FEED_URL": "",
+        "REDIS_URL": "",  # the embedded studio: in-memory channel layer
+        "JAIWEB_PROMPTS_PER_MINUTE": "100000",
+        "JAIWEB_IMAGE_BACKEND": "local",
+    }
+    summary = Summary(backend)
+    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-web-", env=env) as (db, _tmp):
+        where = f"file {db}" if backend == "sqlite" else PG_DB
+        print(f"  {describe_database(where)}")
+        parts = set(args.parts.split(","))
+        if "page" in parts:
+            bench_page(backend, args, summary)
+        if parts & {"stream", "fanout"}:
+            live_parts(backend, args, parts, summary)
+    if args.results:
+        with open(args.results, "a") as out:
+            out.write(json.dumps(summary.rows, ensure_ascii=False) + "\n")
+    else:
+        print_summary(summary.rows)
+
+
+def live_parts(backend: str, args, parts: set[str], summary: Summary) -> None:
+    from django.db import connections
+
+    user, cookie = prepare_studio_user()
+    stream_session = new_session(user, "bench stream").id
+    if args.fanout_entries:
+        entries = studio_session_entries(args.fanout_entries, 0, 0)
+        fanout_session = session_from_entries(
+            owner=user, entries=entries, leaf_id=entries[-1].id, title="bench fanout"
+        ).id
+        del entries
+    else:
+        fanout_session = new_session(user, "bench fanout").id
+    connections.close_all()  # nothing of this process holds the database while the child runs
+    server = TokenServer()
+    child = None
+    try:
+        child = StudioChild(
+            {
+                "JAIWEB_LLM_MODEL": MODEL,
+                "JAIWEB_LLM_BASE_URL": server.base_url,
+                "JAIWEB_LLM_API_KEY": "bench",
+            }
+        )
+        if "stream" in parts:
+            bench_stream(args, child, server, cookie, stream_session, summary)
+        if "fanout" in parts:
+            bench_fanout(args, child, server, cookie, fanout_session, summary, backend)
+    finally:
+        if child is not None:
+            child.stop()
+            errors = [ln for ln in child.err if "Traceback" in ln or "ERROR" in ln]
+            if errors:
+                print(f"  the studio child logged {len(errors)} error(s); last lines:")
+                for ln in child.err[-15:]:
+                    print(f"    | {ln}")
+        server.stop()
+
+
+# --- the default run: one child per backend, then the summary ----------------------------
+
+
+def print_summary(rows: list[list]) -> None:
+    print("\nsummary")
+    width = max(len(r[1]) for r in rows) if rows else 10
+    fig = max(len(r[2]) for r in rows) if rows else 10
+    print(f"  {'backend':<10} {'what':<{width}}  {'figure':<{fig}}  {'target':<10} result")
+    for backend, what, figure, target, met in rows:
+        result = "" if met is None else verdict(met)
+        print(f"  {backend:<10} {what:<{width}}  {figure:<{fig}}  {target:<10} {result}")
+
+
+def resolve(args) -> None:
+    """Fill the counts that ``--quick`` makes smaller."""
+    for name, (full, quick) in QUICK.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    unknown = set(args.parts.split(",")) - set(PARTS)
+    if unknown:
+        raise SystemExit(f"unknown part(s): {', '.join(sorted(unknown))}; use {','.join(PARTS)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and tokens")
+    parser.add_argument("--parts", default=",".join(PARTS), help="page,stream,fanout")
+    parser.add_argument("--repeat", type=int, help="page requests per figure (11; quick 5)")
+    parser.add_argument("--depth", type=int, default=8000)
+    parser.add_argument("--forks", type=int, default=400)
+    parser.add_argument("--fork-len", type=int, default=5)
+    parser.add_argument("--tokens", type=int, help="tokens of the default-interval run (150)")
+    parser.add_argument("--token-interval-ms", type=float, default=20)
+    parser.add_argument("--spaced-tokens", type=int, help="tokens of the spaced run (100)")
+    parser.add_argument("--spaced-interval-ms", type=float, default=80)
+    parser.add_argument("--watchers", type=int, default=100)
+    parser.add_argument("--narration-tokens", type=int, help="fan-out narration (400)")
+    parser.add_argument("--narration-interval-ms", type=float, default=10)
+    parser.add_argument(
+        "--fanout-entries", type=int, default=0, help="history of the watched session (0: new)"
+    )
+    parser.add_argument("--results", help=argparse.SUPPRESS)  # where a backend child writes
+    args = parser.parse_args()
+    resolve(args)
+    if args.backend:
+        run_backend(args.backend, args)
+        return
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(
+        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
+        f"load {os.getloadavg()[0]:.1f}; parts {args.parts}" + ("; --quick" if args.quick else "")
+    )
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", prefix="bench-web-") as results:
+        args.results = results.name
+        args.quick = None  # resolved above into the counts passed along
+        started = time.monotonic()
+        run_each_backend(__file__, args)
+        rows = [row for line in results.read().splitlines() for row in json.loads(line)]
+    print_summary(rows)
+    print(f"  (whole run {time.monotonic() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

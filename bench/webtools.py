@@ -1,0 +1,315 @@
+"""What bench/web.py drives: realistic sessions, a timed model server, a studio child.
+
+* ``studio_session_entries`` / ``session_from_entries``: a session as the studio makes it
+  (bench/store.py's realistic 9-entry cycle, with the ``image_id`` a real
+  ``generate_image`` result carries, so the strip shows its panels), bulk inserted;
+* ``TokenServer``: a loopback OpenAI-compatible chat completions server whose streams
+  are scripted token by token at fixed intervals; it records ``time.time()`` right after
+  each token's bytes were written and flushed to the socket;
+* ``StudioChild``: ``manage.py studio --port 0`` on the bench's database, its URL read
+  from its first line, its CPU time read from ``/proc/<pid>/stat``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+LISTENING = "jaiweb studio listening on "
+MODEL = "bench-model"
+# --insecure: the studio serves its static files (htmx) with DEBUG off.
+STUDIO_ARGS = ["studio", "--port", "0", "--no-migrate", "-v", "0", "--insecure"]
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+def studio_entry(i: int, eid: str, parent: str | None, ts):
+    """bench/store.py's realistic i-th entry; a generate_image result names its image."""
+    from bench.store import realistic
+
+    entry = realistic(i, eid, parent, ts)
+    message = getattr(entry, "message", None)
+    if getattr(message, "tool_name", None) == "generate_image":
+        details = {
+            "image_id": f"img_{i:08x}",
+            "content_type": "image/svg+xml",
+            "backend": "local",
+            "cost": 4,
+            "replayed": False,
+        }
+        entry = entry.model_copy(
+            update={"message": message.model_copy(update={"details": details})}
+        )
+    return entry
+
+
+def studio_session_entries(depth: int, forks: int, fork_len: int) -> list:
+    """A main line of ``depth`` realistic entries (the leaf at its end) and ``forks`` side
+    branches of ``fork_len`` entries, each opened by a branch entry somewhere on the line."""
+    from bench.store import T0
+    from journal.entries import BranchEntry
+
+    entries, parent = [], None
+    for i in range(depth):
+        entry = studio_entry(i, f"m{i}", parent, T0 + timedelta(seconds=i))
+        entries.append(entry)
+        parent = entry.id
+    leaf = parent
+    for k in range(forks):
+        at = f"m{(k * 7919) % max(depth - 1, 1)}"
+        ts = T0 + timedelta(days=1, seconds=k)
+        entries.append(BranchEntry(id=f"b{k}", parent_id=at, timestamp=ts, from_id=leaf))
+        parent = f"b{k}"
+        for j in range(fork_len - 1):
+            entry = studio_entry(j, f"s{k}_{j}", parent, ts)
+            entries.append(entry)
+            parent = entry.id
+    return entries
+
+
+def session_from_entries(*, owner, entries: list, leaf_id: str, title: str):
+    """A session holding ``entries`` (bulk inserted, as an import would), leaf ``leaf_id``."""
+    from django.db import transaction
+
+    from jaiweb.store.chains import entry_rows
+    from jaiweb.store.models import ComicSession, Entry
+    from jaiweb.store.services import session_create
+
+    session = session_create(owner=owner, title=title)
+    with transaction.atomic():
+        Entry.objects.bulk_create(entry_rows(session.id, entries), batch_size=2000)
+        ComicSession.objects.filter(pk=session.id).update(leaf_id=leaf_id, entry_count=len(entries))
+    session.refresh_from_db()
+    return session
+
+
+# --- the timed model server --------------------------------------------------------------
+
+
+@dataclass
+class Stream:
+    """One scripted answer: ``tokens`` sent ``interval`` seconds apart, then ``stop``."""
+
+    tokens: list[str]
+    interval: float
+    sent: list[float] = field(default_factory=list)  # time.time() after each token's flush
+    started: float | None = None  # time.time() when the request came in
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class TokenServer:
+    """A loopback OpenAI-compatible ``POST /v1/chat/completions``, streams scripted in order.
+
+    A streamed request with nothing scripted gets a short reply at once (the loop never
+    asks for more than one here: text-only replies end the operation); a non-streamed one
+    (the summary of a compaction) gets a short summary.
+    """
+
+    def __init__(self) -> None:
+        self.scripts: deque[Stream] = deque()
+        self.requests = 0
+        self.summaries = 0  # non-streamed requests: the loop's compaction summaries
+        handler = type("Handler", (_Handler,), {"server_": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def script(self, tokens: list[str], interval: float) -> Stream:
+        stream = Stream(list(tokens), interval)
+        self.scripts.append(stream)
+        return stream
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def _framed(body: Any) -> bytes:
+    """One SSE event as one piece of a chunked transfer-encoded body."""
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    data = f"data: {text}\n\n".encode()
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+def _chunk(delta: dict | None = None, finish: str | None = None, usage: dict | None = None):
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    body = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": MODEL,
+        "choices": choices,
+    }
+    if usage:
+        body["usage"] = usage
+    return _framed(body)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_: TokenServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.close_connection = True
+        owner = self.server_
+        owner.requests += 1
+        try:
+            streamed = bool(json.loads(raw).get("stream"))
+        except (ValueError, AttributeError):
+            streamed = False
+        if not streamed:  # a summary for a compaction: answered at once, scripts kept
+            owner.summaries += 1
+            self._send_summary()
+            return
+        try:
+            stream = owner.scripts.popleft()
+        except IndexError:
+            stream = Stream(["好的。"], 0.0)
+        stream.started = time.time()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            self._send_tokens(stream)
+            self.wfile.write(_chunk({}, "stop"))
+            usage = {"prompt_tokens": 50, "completion_tokens": len(stream.tokens)}
+            self.wfile.write(_chunk(usage={**usage, "total_tokens": 50 + len(stream.tokens)}))
+            self.wfile.write(_framed("[DONE]") + b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            pass
+        finally:
+            stream.done.set()
+
+    def _send_summary(self) -> None:
+        body = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 1,
+            "model": MODEL,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "猪猪侠画了很多格漫画。"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 500, "completion_tokens": 20, "total_tokens": 520},
+        }
+        data = json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_tokens(self, stream: Stream) -> None:
+        start = time.perf_counter() + 0.05  # the client is reading by then
+        for i, token in enumerate(stream.tokens):
+            delay = start + i * stream.interval - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self.wfile.write(_chunk({"content": token}))
+            self.wfile.flush()
+            stream.sent.append(time.time())
+
+
+# --- the studio child --------------------------------------------------------------------
+
+
+class StudioChild:
+    """``manage.py studio --port 0`` on the database in this process's DATABASE_URL."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
+        for name in ("JAIWEB_CRASH_AT", "JAIWEB_PAUSE_AT", "DJANGO_ALLOW_ASYNC_UNSAFE"):
+            full_env.pop(name, None)
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", *STUDIO_ARGS],
+            cwd=ROOT,
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.pid = self.process.pid
+        self.out: list[str] = []
+        self.err: list[str] = []
+        for stream, sink in ((self.process.stdout, self.out), (self.process.stderr, self.err)):
+            threading.Thread(target=self._pump, args=(stream, sink), daemon=True).start()
+        self.url = self._wait_url(60)
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    @staticmethod
+    def _pump(stream, sink: list[str]) -> None:
+        for line in stream:
+            sink.append(line.rstrip("\n"))
+
+    def _wait_url(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.out:
+                if LISTENING in line:
+                    return line.split(LISTENING, 1)[1].strip().rstrip("/")
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("the studio did not start:\n" + "\n".join(self.err[-30:]))
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the studio process so far (all its threads)."""
+        stat = Path(f"/proc/{self.pid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            with contextlib.suppress(Exception):
+                pipe.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by linear interpolation between order statistics."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
