@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.agent.events import group_name
+from jaiweb.agent.inbox import inbox_resolve
 from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character
 from jaiweb.store.errors import OperationStateConflict, SessionBusy, SessionParked, StaleLeaf
@@ -156,6 +157,29 @@ def approval_decide(
             by=f"user:{user.pk}",
             auto_from_now=auto_from_now,
         )
+        watchers_notify(operation.session_id)
+
+
+def inbox_call_resolve(
+    *,
+    user: Any,
+    operation: Operation,
+    tool_call_id: str,
+    resolution: str,
+    reason: str,
+    result: dict[str, Any] | None = None,
+) -> None:
+    """An admin's resolution of a parked call; then the run goes on and its owner sees it."""
+    with transaction.atomic():
+        inbox_resolve(
+            user=user,
+            operation_id=operation.id,
+            tool_call_id=tool_call_id,
+            resolution=resolution,
+            reason=reason,
+            result=result,
+        )
+        transaction.on_commit(wake_local_runners)
         watchers_notify(operation.session_id)
 
 

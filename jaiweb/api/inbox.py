@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.http import HttpRequest
 from ninja import Router
 
-from jaiweb.agent.actions import watchers_notify
-from jaiweb.agent.inbox import inbox_items, inbox_resolve
-from jaiweb.agent.runner import wake_local_runners
+from jaiweb.agent.actions import inbox_call_resolve
+from jaiweb.agent.inbox import inbox_items
 from jaiweb.api.access import staff_only
 from jaiweb.api.schemas import ErrorOut, InboxItemOut, InboxResolveIn, InboxResolveOut
 from jaiweb.store.selectors import operation_get
@@ -40,16 +38,12 @@ def resolve_inbox_call(
     """retry / confirmed / failed, with a reason; 409 when that call is not parked."""
     staff_only(request.auth)
     op = operation_get(operation_id=operation_id)
-    with transaction.atomic():
-        inbox_resolve(
-            user=request.auth,
-            operation_id=op.id,
-            tool_call_id=tool_call_id,
-            resolution=body.resolution,
-            reason=body.reason,
-            result=body.result.model_dump() if body.result else None,
-        )
-        # inbox_resolve tells no one: the run may go on now, and the owner's page should show it.
-        transaction.on_commit(wake_local_runners)
-        watchers_notify(op.session_id)
+    inbox_call_resolve(
+        user=request.auth,
+        operation=op,
+        tool_call_id=tool_call_id,
+        resolution=body.resolution,
+        reason=body.reason,
+        result=body.result.model_dump() if body.result else None,
+    )
     return {"operation_id": op.id, "tool_call_id": tool_call_id, "resolution": body.resolution}

@@ -15,7 +15,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.translation import gettext as _
@@ -23,9 +22,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.agent.actions import watchers_notify
-from jaiweb.agent.inbox import InboxItem, inbox_items, inbox_resolve
-from jaiweb.agent.runner import wake_local_runners
+from jaiweb.agent.actions import inbox_call_resolve
+from jaiweb.agent.inbox import InboxItem, inbox_items
 from jaiweb.inbox.forms import ResolveForm
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.store.selectors import operation_get
@@ -182,17 +180,14 @@ def resolve(request: HttpRequest, operation_id: str, tool_call_id: str) -> HttpR
     data = form.cleaned_data
     try:
         op = operation_get(operation_id=operation_id)
-        with transaction.atomic():
-            inbox_resolve(
-                user=request.user,
-                operation_id=op.id,
-                tool_call_id=tool_call_id,
-                resolution=data["resolution"],
-                reason=data["reason"],
-                result=data["result_value"],
-            )
-            transaction.on_commit(wake_local_runners)
-            watchers_notify(op.session_id)
+        inbox_call_resolve(
+            user=request.user,
+            operation=op,
+            tool_call_id=tool_call_id,
+            resolution=data["resolution"],
+            reason=data["reason"],
+            result=data["result_value"],
+        )
     except InvalidEntry as exc:
         return _refused(request, operation_id, tool_call_id, [str(exc)])
     except StoreError as exc:
