@@ -305,7 +305,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
         name
         for name in (
             "branch_rows",
-            "strip_panels",
+            "strip_view",
             "active_path_view",
             "app_state_from_rows",
             "run_view",
@@ -342,7 +342,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
         wrap(regions, name, name)
     wrap(views, "render", "template render")
     counts = {"parsed": 0, "calls": 0, "refetched": 0}
-    real_parse, real_by_seq = selectors._parse, selectors._rows_by_seq
+    real_parse, real_by_seq = selectors._parse, selectors._raw_rows_by_seq
 
     def counted_parse(rows):
         counts["parsed"] += len(rows)
@@ -353,7 +353,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
         counts["refetched"] += len(seqs)
         return real_by_seq(session_id, seqs)
 
-    selectors._parse, selectors._rows_by_seq = counted_parse, counted_by_seq
+    selectors._parse, selectors._raw_rows_by_seq = counted_parse, counted_by_seq
     gc.callbacks.append(on_gc)
     runs: dict[str, list[float]] = {}
     try:
@@ -371,7 +371,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
             runs.setdefault("full gc", []).append(spent.get("full gc", 0.0))
             runs.setdefault("total", []).append(total)
     finally:
-        selectors._parse, selectors._rows_by_seq = real_parse, real_by_seq
+        selectors._parse, selectors._raw_rows_by_seq = real_parse, real_by_seq
         gc.callbacks.remove(on_gc)
         for module, name, real in reversed(saved):
             setattr(module, name, real)
@@ -434,7 +434,7 @@ def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bo
     """A missed page target: what parsing the branch costs, then cProfile of one request."""
     from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.store.selectors import branch_rows, parse_rows
-    from jaiweb.studio.selectors import strip_panels
+    from jaiweb.studio.selectors import strip_panels, strip_view
 
     def timed(fn) -> float:
         runs = []
@@ -448,13 +448,14 @@ def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bo
 
     rows = branch_rows(session=session)
     messages = sum(1 for r in rows if r.type == "message")
+    t_view = timed(strip_view)
     t_strip = timed(strip_panels)
     t_batch = timed(parse_rows)
     print(
         f"  parsing the branch ({len(rows):,} entries, {messages:,} of them messages), "
-        f"medians of {repeat}: strip_panels on the lazy rows (every message parsed, one "
-        f"at a time as touched) {ms(t_strip)}; parse_rows of all {len(rows):,} in one "
-        f"pydantic call per type {ms(t_batch)}"
+        f"medians of {repeat}: strip_view on the lazy rows (the page's last panels) "
+        f"{ms(t_view)}; strip_panels (every panel, as the export) {ms(t_strip)}; "
+        f"parse_rows of all {len(rows):,} in one pydantic call per type {ms(t_batch)}"
     )
     for label, cold in (("cold", True), ("warm", False)):
         if label == "warm" and not warm_missed:

@@ -28,6 +28,10 @@ class EntryCache:
         """Whether any entry of the session was parsed here."""
         return session_id in self._sessions
 
+    def count(self, session_id: str) -> int:
+        """How many entries of the session are held."""
+        return len(self._sessions.get(session_id, ()))
+
     def lookup(self, session_id: str, seq: int, entry_id: str) -> JournalEntry | None:
         entries = self._sessions.get(session_id)
         if entries is None:

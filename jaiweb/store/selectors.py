@@ -65,6 +65,11 @@ class StoredEntry:
             parse_rows([self])
         return self._entry
 
+    def may_contain(self, text: str) -> bool:
+        """False only when the row is unparsed and its JSON lacks ``text``: a pre-filter
+        that lets a reader skip rows it does not need without parsing them."""
+        return self._raw is None or text in self._raw
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StoredEntry) and (self.seq, self.entry) == (other.seq, other.entry)
 
@@ -129,12 +134,13 @@ def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[St
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
         return []
-    # Nothing of this session parsed here yet: fetch the payloads with the path, one query.
-    cold = not parsed_entries.holds(session.id)
-    payload = f", e.type, {_payload_text().replace('payload', 'e.payload')}" if cold else ""
+    # Most of the session not parsed here yet: fetch the payloads with the path, one query.
+    held = parsed_entries.count(session.id)
+    with_payload = held * 2 < session.entry_count
+    payload = f", e.type, {_payload_text().replace('payload', 'e.payload')}" if with_payload else ""
     with connection.cursor() as cursor:
         cursor.execute(_PATH_SQL.format(payload=payload), {"sid": session.id, "leaf": leaf})
-        path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos[, payload]), root first
+        path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos[, type, payload])
     if not path:
         if leaf_id is not None:
             raise UnknownEntry(leaf_id)
@@ -143,17 +149,27 @@ def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[St
         raise BrokenSessionTree(
             f"missing parent {path[0][2]!r}, or a cycle", leaf_id=leaf, entry_id=path[0][2]
         )
-    if cold:  # parsed when touched; committed rows only may be kept: they never change
-        keep = None if connection.in_atomic_block else session.id
-        return [StoredEntry(r[0], entry_id=r[1], type=r[4], raw=r[5], keep=keep) for r in path]
-    known = {r[0]: parsed_entries.lookup(session.id, r[0], r[1]) for r in path}
+    # Rows not parsed here are parsed when touched; committed rows only may be kept.
+    keep = None if connection.in_atomic_block else session.id
+    lookup = parsed_entries.lookup
+    if with_payload:
+        if not held:
+            return [StoredEntry(r[0], entry_id=r[1], type=r[4], raw=r[5], keep=keep) for r in path]
+        return [
+            StoredEntry(r[0], entry)
+            if (entry := lookup(session.id, r[0], r[1])) is not None
+            else StoredEntry(r[0], entry_id=r[1], type=r[4], raw=r[5], keep=keep)
+            for r in path
+        ]
+    known = {r[0]: lookup(session.id, r[0], r[1]) for r in path}
     missing = [seq for seq, entry in known.items() if entry is None]
-    if missing:
-        fresh = {row.seq: row.entry for row in _rows_by_seq(session.id, missing)}
-        if not connection.in_atomic_block:
-            parsed_entries.add(session.id, fresh)
-        known.update(fresh)
-    return [StoredEntry(r[0], known[r[0]]) for r in path]
+    raw = {r[0]: r for r in _raw_rows_by_seq(session.id, missing)} if missing else {}
+    return [
+        StoredEntry(r[0], entry)
+        if (entry := known[r[0]]) is not None
+        else StoredEntry(r[0], entry_id=r[1], type=raw[r[0]][1], raw=raw[r[0]][2], keep=keep)
+        for r in path
+    ]
 
 
 _PATH_SQL = """
@@ -175,7 +191,12 @@ _PATH_SQL = """
 
 
 def _rows_by_seq(session_id: str, seqs: list[int]) -> list[StoredEntry]:
-    """Entries by seq, parsed in one pydantic call; the seq list goes in as one parameter."""
+    """Entries by seq, parsed in one pydantic call."""
+    return _parse(_raw_rows_by_seq(session_id, seqs))
+
+
+def _raw_rows_by_seq(session_id: str, seqs: list[int]) -> list[tuple[int, str, str]]:
+    """(seq, type, payload JSON) by seq; the seq list goes in as one parameter."""
     if connection.vendor == "postgresql":
         sql = (
             "SELECT seq, type, payload::text FROM store_entry WHERE session_id = %s "
@@ -190,7 +211,7 @@ def _rows_by_seq(session_id: str, seqs: list[int]) -> list[StoredEntry]:
         params = [session_id, json.dumps(seqs)]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return _parse(cursor.fetchall())
+        return cursor.fetchall()
 
 
 def branch_get(*, session: ComicSession, leaf_id: str | None = None) -> list[JournalEntry]:

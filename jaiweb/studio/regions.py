@@ -16,7 +16,7 @@ from django.utils import translation
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_from_rows, branch_rows
-from jaiweb.studio.selectors import characters_of, run_view, strip_panels
+from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.tree import active_path_view
 
 REGIONS = ("tree", "strip", "character-state", "credits", "session-notice", "controls")
@@ -30,8 +30,8 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
     return {
         "session": session,
         "leaf_id": session.leaf_id or "",
-        "tree_items": active_path_view(session),
-        "panels": strip_panels(rows),
+        "tree_items": active_path_view(session, rows),
+        "strip": strip_view(rows),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
         "balance": wallet_balance(user=session.owner) or 0,

@@ -10,9 +10,9 @@ from django.db.models import Count, Q
 from jaiweb.agent.actions import SessionStatus, session_status
 from jaiweb.agent.state import AppState
 from jaiweb.store.models import ComicSession, Entry, Operation
-from jaiweb.store.selectors import StoredEntry, operation_records
+from jaiweb.store.selectors import StoredEntry, operation_records, parse_rows
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
-from journal.errors import CorruptedOperationLog
+from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
 
 
@@ -26,15 +26,97 @@ class Panel:
     published: bool = False
 
 
+# Panels the studio page shows at first; earlier ones load on demand, a page at a time.
+STRIP_PAGE = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Strip:
+    panels: list[Panel]
+    earlier: str | None  # the first shown panel's entry id, when panels come before it
+
+
 def strip_panels(rows: list[StoredEntry]) -> list[Panel]:
-    """The panels of a branch in order, with their prompts and narration."""
+    """Every panel of a branch in order, with its prompt and narration (the export)."""
+    messages = [r for r in rows if r.type == "message"]
+    parse_rows(messages)
+    return _panels(messages, _published(messages))
+
+
+def strip_view(
+    rows: list[StoredEntry], *, before: str | None = None, limit: int | None = None
+) -> Strip:
+    """The last ``limit`` panels of a branch (before the panel ``before``, if given).
+
+    Walks back from the leaf and parses only the rows it needs: results that may hold
+    an image, then the stretch from the user message that asked for the first panel
+    shown. A 10,000-entry branch costs about as much as the page of panels it shows.
+    """
+    limit = STRIP_PAGE if limit is None else limit
+    end = len(rows)
+    if before is not None:
+        end = next((i for i, r in enumerate(rows) if r.entry_id == before), -1)
+        if end < 0:
+            raise UnknownEntry(before)
+    shown: list[int] = []  # row indices of the panels to show, newest first
+    earlier = False
+    for i in range(end - 1, -1, -1):
+        if _image_of(rows[i], "generate_image") is None:
+            continue
+        if len(shown) == limit:
+            earlier = True
+            break
+        shown.append(i)
+    if not shown:
+        return Strip([], None)
+    start = _asked_at(rows, shown[-1])
+    span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
+    parse_rows(span)
+    panels = _panels(span, _published(rows[shown[-1] :]))
+    return Strip(panels, panels[0].entry_id if earlier else None)
+
+
+def _image_of(row: StoredEntry, tool: str) -> str | None:
+    """The image id of a successful ``tool`` result row, else None (most rows unparsed)."""
+    if row.type != "message" or not row.may_contain('"image_id"'):
+        return None
+    message = row.entry.message
+    if not isinstance(message, ToolResultMessage) or message.is_error:
+        return None
+    if message.tool_name != tool:
+        return None
+    image = message.details.get("image_id")
+    return image if isinstance(image, str) else None
+
+
+def _published(rows: list[StoredEntry]) -> set[str]:
+    return {image for r in rows if (image := _image_of(r, "publish_panel")) is not None}
+
+
+def _asked_at(rows: list[StoredEntry], panel: int) -> int:
+    """Where to start reading for the panel at ``panel``: the user message before the
+    assistant message that called for it (or the root)."""
+    call_id = rows[panel].entry.message.tool_call_id
+    called = False
+    for i in range(panel - 1, -1, -1):
+        if rows[i].type != "message":
+            continue
+        message = rows[i].entry.message
+        if isinstance(message, AssistantMessage) and any(
+            c.id == call_id for c in message.tool_calls
+        ):
+            called = True
+        elif called and isinstance(message, UserMessage):
+            return i
+    return 0
+
+
+def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
+    """Panels of consecutive message rows, each with its call's prompt and narration."""
     asked = ""
     calls: dict[str, tuple[str, str]] = {}  # tool call id → (panel prompt, narration)
-    published: set[str] = set()
-    found: list[tuple[str, str, str, str, str]] = []
-    for row in rows:
-        if row.type != "message":
-            continue
+    panels: list[Panel] = []
+    for row in messages:
         message = row.entry.message
         if isinstance(message, UserMessage):
             asked = message.content
@@ -42,19 +124,10 @@ def strip_panels(rows: list[StoredEntry]) -> list[Panel]:
             for call in message.tool_calls:
                 if call.name == "generate_image":
                     calls[call.id] = (str(call.arguments.get("prompt", "")), message.content)
-        elif isinstance(message, ToolResultMessage) and not message.is_error:
-            image = message.details.get("image_id")
-            if not isinstance(image, str):
-                continue
-            if message.tool_name == "generate_image":
-                prompt, narration = calls.get(message.tool_call_id, ("", ""))
-                found.append((image, row.entry_id, prompt, narration, asked))
-            elif message.tool_name == "publish_panel":
-                published.add(image)
-    return [
-        Panel(image, entry_id, prompt, narration, asked_, image in published)
-        for image, entry_id, prompt, narration, asked_ in found
-    ]
+        elif (image := _image_of(row, "generate_image")) is not None:
+            prompt, narration = calls.get(message.tool_call_id, ("", ""))
+            panels.append(Panel(image, row.entry_id, prompt, narration, asked, image in published))
+    return panels
 
 
 @dataclass(frozen=True, slots=True)

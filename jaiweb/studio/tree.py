@@ -160,9 +160,10 @@ def _path_nodes(session: ComicSession, rows: list[StoredEntry], path: list[str])
     ]
 
 
-def active_path_view(session: ComicSession) -> list[Item]:
-    """The active path, root first, its middle folded when it is long."""
-    rows = branch_rows(session=session)
+def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = None) -> list[Item]:
+    """The active path, root first, its middle folded when it is long (``rows``: the
+    branch, when the caller has read it already)."""
+    rows = branch_rows(session=session) if rows is None else rows
     path = [r.entry_id for r in rows]
     items: list[Item] = []
     if len(rows) <= PATH_HEAD + PATH_TAIL + 1:

@@ -15,6 +15,7 @@ urlpatterns = [
         "sessions/<str:session_id>/delete", views.session_delete_view, name="studio-session-delete"
     ),
     path("sessions/<str:session_id>/tree", views.tree_part, name="studio-tree"),
+    path("sessions/<str:session_id>/strip", views.strip_part, name="studio-strip"),
     path(
         "sessions/<str:session_id>/entries/<str:entry_id>/",
         views.entry_inspect,

@@ -66,7 +66,7 @@ from jaiweb.store.selectors import (
 from jaiweb.store.services import session_create, session_delete, session_rename
 from jaiweb.studio import tree
 from jaiweb.studio.regions import regions_html, studio_context
-from jaiweb.studio.selectors import characters_of, my_sessions, strip_panels
+from jaiweb.studio.selectors import characters_of, my_sessions, strip_panels, strip_view
 from journal.entries import (
     AssistantMessage,
     MessageEntry,
@@ -225,6 +225,21 @@ def tree_part(request: HttpRequest, session_id: str) -> HttpResponse:
         raise Http404("no such entry") from None
     ctx = {"session": session, "tree_items": items, "leaf_id": session.leaf_id}
     return render(request, "studio/tree/items.html", ctx)
+
+
+@login_required
+@require_safe
+def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The page of panels before ``?before=<entry id>`` on the active branch."""
+    session = _own_session(request, session_id)
+    before = request.GET.get("before")
+    if not before:
+        return HttpResponse(_("say which panel to load the panels before"), status=422)
+    try:
+        strip = strip_view(branch_rows(session=session), before=before)
+    except UnknownEntry:
+        raise Http404("no such panel on the active branch") from None
+    return render(request, "studio/strip/panels.html", {"session": session, "strip": strip})
 
 
 @login_required

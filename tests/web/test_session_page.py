@@ -47,7 +47,7 @@ def test_a_run_shows_in_tree_strip_and_credits(client, alice, episode):
     assert nodes[:1] == ["message"] and len(nodes) >= 4
     assert 'data-role="user"' in body and 'data-role="assistant"' in body
     assert body.count('data-active="true"') == len(nodes)
-    assert re.search(r'data-panel="1"[^>]*>\s*<img src="/panels/img_', body)
+    assert re.search(r'data-panel="img_[^"]+"[^>]*>\s*<img src="/panels/img_', body)
     assert 'data-balance="90"' in body
     assert "<script>x</script>" not in body and "&lt;script&gt;x&lt;/script&gt;" in body
 
