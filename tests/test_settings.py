@@ -153,7 +153,16 @@ def test_good_values_parse():
     }
     assert s["CHANNEL_LAYERS"]["default"] == {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": ["redis://127.0.0.1:6379/1"]},
+        "CONFIG": {
+            "hosts": [
+                # no read timeout: an idle websocket's blocking receive must not be cut
+                {
+                    "address": "redis://127.0.0.1:6379/1",
+                    "socket_timeout": None,
+                    "socket_connect_timeout": 5,
+                }
+            ]
+        },
     }
     assert "comics.example" in s["ALLOWED_HOSTS"]
     assert s["CSRF_TRUSTED_ORIGINS"] == ["https://comics.example"]
