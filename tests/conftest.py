@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# A local cluster's PostgreSQL database and environment (tests/ops, tests/e2e).
+pytest_plugins = ["tests.clusters"]
+
 
 def _release_journal_rows(connection) -> None:
     """Let the test runner's flush clear the append-only tables (never done by the product)."""

@@ -46,7 +46,24 @@ from journal.records import ErrorInfo, OperationFinished
 from journal.recovery import fold_operation, verdict_for
 
 log = logging.getLogger(__name__)
-HOST = socket.gethostname()
+
+
+def _host() -> str:
+    """This host as a runner sees it: the hostname and the pid namespace.
+
+    Pids are only comparable inside one pid namespace: two containers may share a
+    hostname (host networking) yet not see each other's processes, and a runner there
+    must wait for the other's lease to expire instead of judging it dead by its pid.
+    """
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+    except OSError:
+        return socket.gethostname()
+    digits = "".join(c for c in namespace if c.isdigit())
+    return f"{socket.gethostname()}.pidns{digits}" if digits else socket.gethostname()
+
+
+HOST = _host()
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -64,7 +81,7 @@ def runner_identity() -> str:
 
 
 def holder_is_gone(owner: str) -> bool:
-    """True only for a holder of this host whose process no longer runs."""
+    """True only for a holder of this host (and pid namespace) whose process is gone."""
     host, _, rest = owner.partition(":")
     pid, _, start = rest.partition(":")
     if host != HOST or not pid.isdigit():

@@ -106,6 +106,7 @@ class Member:
     port: int | None = None
     host: str = "127.0.0.1"
     env: dict[str, str] = field(default_factory=dict)  # its own, on top of the cluster's
+    wrap: tuple[str, ...] = ()  # a command it runs under, e.g. ("unshare", "--pid", …)
     process: subprocess.Popen | None = None
     log_offset: int = 0  # where this start's output begins in the log
 
@@ -219,9 +220,13 @@ class Cluster:
             self.stop()
             raise
 
-    def add_runner(self, env: Mapping[str, str] | None = None, wait: bool = True) -> str:
-        """Start one more runner (``runner-N``) with these extra variables; its name."""
+    def add_runner(
+        self, env: Mapping[str, str] | None = None, wait: bool = True, wrap: tuple[str, ...] = ()
+    ) -> str:
+        """Start one more runner (``runner-N``) with these extra variables, under the
+        ``wrap`` command if given (another pid namespace stands for another host); its name."""
         m = self._add(self._runner_member(env))
+        m.wrap = tuple(wrap)
         self._spawn(m)
         if wait:
             self._wait_ready(m)
@@ -321,7 +326,7 @@ class Cluster:
 
     def _spawn(self, m: Member) -> None:
         m.log.parent.mkdir(parents=True, exist_ok=True)
-        argv = self._argv(m)
+        argv = [*m.wrap, *self._argv(m)]
         with m.log.open("ab") as log:
             m.log_offset = log.tell()
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
