@@ -190,7 +190,9 @@ if REDIS_URL:
             "CONFIG": {
                 "hosts": [
                     {"address": REDIS_URL, "socket_timeout": None, "socket_connect_timeout": 5}
-                ]
+                ],
+                # A watcher's queue: room for a burst of deltas while its socket is slow.
+                "capacity": 1000,
             },
         }
     }
@@ -203,7 +205,12 @@ if REDIS_URL:
     }
 else:
     # Only shared inside one process: the embedded mode (`manage.py studio`).
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"capacity": 1000},
+        }
+    }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # None means: the URL that `manage.py studio` serves on (the command fills it in).

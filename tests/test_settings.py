@@ -161,7 +161,8 @@ def test_good_values_parse():
                     "socket_timeout": None,
                     "socket_connect_timeout": 5,
                 }
-            ]
+            ],
+            "capacity": 1000,
         },
     }
     assert "comics.example" in s["ALLOWED_HOSTS"]

@@ -9,14 +9,17 @@ gap in the numbers, a restarted runner, a reconnect: all end in the same re-read
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import close_old_connections
 from django.utils import translation
 from django.utils.html import escape
 from django.utils.translation import gettext as _
@@ -25,7 +28,7 @@ from django.utils.translation import gettext_noop
 from jaiweb.agent.events import group_name
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
-from jaiweb.studio.regions import regions_html
+from jaiweb.studio.regions import regions_html_shared
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +69,31 @@ def _watchable(session_id: str, user: Any):
     return None
 
 
+# Catch-ups read the journal and render on threads of their own: channels passes every
+# consumer's message dispatch through one shared thread (close_old_connections), so a
+# render there would hold up the deltas of every watcher of every session.
+_RENDERERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jaiweb-regions")
+
+
+def _regions_on_a_renderer(session_id: str, language: str) -> str:
+    close_old_connections()  # as database_sync_to_async does around its calls
+    try:
+        return _regions(session_id, language)
+    finally:
+        close_old_connections()
+
+
 def _regions(session_id: str, language: str) -> str:
     try:
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
         return ""
-    return regions_html(session=session, language=language)
+    return regions_html_shared(session=session, language=language)
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
     group: str | None = None
+    catching_up: asyncio.Task | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -90,12 +108,15 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.language = watcher_language(self.scope)
         self.last_n: int | None = None
         self.streamed = ""  # the committed replies of the running operation
+        self.again = False  # another catch-up was asked for while one ran
         self.group = group_name(session_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.catch_up()
 
     async def disconnect(self, code: int) -> None:
+        if self.catching_up is not None:
+            self.catching_up.cancel()
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -114,10 +135,26 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.catch_up()
 
     async def catch_up(self) -> None:
-        """Re-read the journal and send every region: the journal is the truth."""
-        html = await database_sync_to_async(_regions)(self.session_id, self.language)
-        if html:
-            await self.send(text_data=html)
+        """Re-read the journal and send every region: the journal is the truth.
+
+        Runs beside the event handlers, so deltas keep flowing while the database is read
+        (a blocked handler lets the channel fill up and drop events); requests arriving
+        meanwhile are folded into one more pass.
+        """
+        if self.catching_up is not None and not self.catching_up.done():
+            self.again = True
+            return
+        self.catching_up = asyncio.ensure_future(self._catch_up_passes())
+
+    async def _catch_up_passes(self) -> None:
+        self.again = True
+        while self.again:
+            self.again = False
+            html = await asyncio.get_running_loop().run_in_executor(
+                _RENDERERS, _regions_on_a_renderer, self.session_id, self.language
+            )
+            if html:
+                await self.send(text_data=html)
 
     async def session_event(self, message: dict[str, Any]) -> None:
         event = message.get("event") or {}

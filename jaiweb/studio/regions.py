@@ -7,6 +7,8 @@ journal (never from an event's payload) is what makes a missed or repeated event
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
@@ -15,7 +17,7 @@ from django.utils import translation
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.store.models import ComicSession
-from jaiweb.store.selectors import app_state_from_rows, branch_rows
+from jaiweb.store.selectors import app_state_from_rows, branch_rows, unfinished_operation
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.tree import active_path_view
 
@@ -48,3 +50,40 @@ def regions_html(
     ctx = {**(context or studio_context(session=session)), "oob": True}
     with translation.override(language or settings.LANGUAGE_CODE):
         return "".join(render_to_string(f"studio/regions/{name}.html", ctx) for name in REGIONS)
+
+
+# Rendered regions by everything they show (see ``_version``): the watchers of one
+# session all ask for the same HTML after each event, and it is rendered once.
+_CACHE_SIZE = 256
+_rendered: OrderedDict[tuple, str] = OrderedDict()
+_rendered_lock = threading.Lock()
+
+
+def _version(session: ComicSession) -> tuple:
+    """What the regions depend on, read in two short queries besides the session's own."""
+    op = unfinished_operation(session=session)
+    run = None if op is None else (op.id, op.record_count, op.parked_at, op.attention)
+    return (
+        session.id,
+        session.title,
+        session.leaf_id,
+        session.entry_count,
+        run,
+        wallet_balance(user=session.owner_id),
+    )
+
+
+def regions_html_shared(*, session: ComicSession, language: str) -> str:
+    """``regions_html`` for a watcher, from the cache when nothing it shows has changed."""
+    key = (*_version(session), language)
+    with _rendered_lock:
+        html = _rendered.get(key)
+        if html is not None:
+            _rendered.move_to_end(key)
+            return html
+    html = regions_html(session=session, language=language)
+    with _rendered_lock:
+        _rendered[key] = html
+        while len(_rendered) > _CACHE_SIZE:
+            _rendered.popitem(last=False)
+    return html

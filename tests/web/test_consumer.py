@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
@@ -93,9 +94,9 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
     )
     event = {"type": "text_delta", "text": "later", "n": 5}  # 2…4 were lost
     await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
-    catch_up = await ws.receive_from(timeout=5)
-    assert 'id="tree"' in catch_up
-    assert "later" in await ws.receive_from(timeout=5)
+    frames = [await ws.receive_from(timeout=5), await ws.receive_from(timeout=5)]
+    # the catch-up reads the journal beside the stream: the delta need not wait for it
+    assert sum('id="tree"' in f for f in frames) == 1 and sum("later" in f for f in frames) == 1
     await ws.disconnect()
 
 
@@ -152,3 +153,39 @@ async def test_regions_come_in_the_watchers_language(alice, episode):
     assert "积分" in html  # "Credits"
     await ws.disconnect()
     await asyncio.sleep(0)
+
+
+@in_loop
+async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
+    alice, episode, monkeypatch
+):
+    """While the journal is read, deltas flow on; catch-ups asked meanwhile fold into one."""
+    from jaiweb.studio import consumers
+
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    reads = []
+    real = consumers._regions
+
+    def slow_regions(session_id, language):
+        reads.append(session_id)
+        time.sleep(0.5)
+        return real(session_id, language)
+
+    monkeypatch.setattr(consumers, "_regions", slow_regions)
+    layer = get_channel_layer()
+    started = time.monotonic()
+    for n in range(1, 41):
+        kind = "text_delta" if n % 2 else "entry_committed"
+        event = {"type": kind, "text": f"<{n}>", "n": n, "entry": {"type": "app_state"}}
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+    deltas = [await ws.receive_from(timeout=5) for _ in range(20)]
+    assert time.monotonic() - started < 0.5  # none waited for the first catch-up's read
+    assert [f"&lt;{n}&gt;" in d for n, d in zip(range(1, 41, 2), deltas, strict=True)] == [
+        True
+    ] * 20
+    regions = [await ws.receive_from(timeout=5), await ws.receive_from(timeout=5)]
+    assert all('id="tree"' in f for f in regions)
+    assert await ws.receive_nothing(timeout=1.2)
+    assert len(reads) == 2  # the first, then one for the 19 asked while it ran
+    await ws.disconnect()
