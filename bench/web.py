@@ -914,12 +914,12 @@ def bench_fanout(
                 f"{run['db_sessions']:,} during the run"
             )
     ratio = many["cpu"] / one["cpu"] if one["cpu"] else float("nan")
-    per_render = many["connect"] / args.watchers
+    per_watcher = many["connect"] / args.watchers
     print(
-        f"    every region rendered for one watcher: ≈ {ms(per_render)} (the {args.watchers} "
-        f"connections' time / {args.watchers}: their renders run one at a time); "
-        f"{many['catch_ups']:.0f} rounds of them a run ≈ "
-        f"{many['catch_ups'] * args.watchers * per_render:.1f} s of the studio's time"
+        f"    connecting, per watcher: ≈ {ms(per_watcher)} (the {args.watchers} connections' "
+        f"time / {args.watchers}: handshake, session cookie, the regions sent; the watchers "
+        f"of one journal version share one rendering); {many['catch_ups']:.0f} catch-ups "
+        f"of every region per watcher in the run"
     )
     print(
         f"    ratio {args.watchers} / 1 watcher: studio CPU {ratio:.0f}x; regions of the "

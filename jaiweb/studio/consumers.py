@@ -114,6 +114,15 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.accept()
         await self.catch_up()
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # A live event touches no database connection of this thread (catch-ups render on
+        # their own threads), so skip channels' close_old_connections: a hop through the
+        # one thread every consumer shares, for each event to each watcher.
+        if message.get("type") == "session.event":
+            await self.session_event(message)
+            return
+        await super().dispatch(message)
+
     async def disconnect(self, code: int) -> None:
         if self.catching_up is not None:
             self.catching_up.cancel()
@@ -154,7 +163,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 _RENDERERS, _regions_on_a_renderer, self.session_id, self.language
             )
             if html:
-                await self.send(text_data=html)
+                try:
+                    await self.send(text_data=html)
+                except Exception:  # the socket closed while the journal was read
+                    log.debug("a catch-up for a closed socket of %s", self.session_id)
+                    return
 
     async def session_event(self, message: dict[str, Any]) -> None:
         event = message.get("event") or {}
