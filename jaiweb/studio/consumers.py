@@ -107,7 +107,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.session_id = session_id
         self.language = watcher_language(self.scope)
         self.last_n: int | None = None
-        self.streamed = ""  # the committed replies of the running operation
+        self.replies: list[str] = []  # the committed replies of the running operation
         self.again = False  # another catch-up was asked for while one ran
         self.group = group_name(session_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -185,7 +185,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             )
             return
         if kind == "operation_started":
-            self.streamed = ""
+            self.replies = []
             await self.send(
                 text_data='<div id="stream-text" hx-swap-oob="true"></div>'
                 '<ul id="stream-steps" hx-swap-oob="true"></ul>'
@@ -195,10 +195,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if reply:
                 # The journal's copy of the reply replaces what streamed, so a delta the
                 # watcher missed (a full channel, a reconnect) is healed at the commit.
-                self.streamed += reply
+                # One paragraph per reply; the next reply's deltas follow the last one.
+                self.replies.append(reply)
+                paragraphs = "".join(f"<p>{escape(r)}</p>" for r in self.replies)
                 await self.send(
-                    text_data=f'<div id="stream-text" hx-swap-oob="true">'
-                    f"<span>{escape(self.streamed)}</span></div>"
+                    text_data=f'<div id="stream-text" hx-swap-oob="true">{paragraphs}</div>'
                 )
         elif kind == "tool_started":
             await self.send(text_data=self._step(event, finished=False))

@@ -116,9 +116,14 @@ async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, 
     await send({"type": "entry_committed", "entry": entry, "n": 2})
     healed = await ws.receive_from(timeout=5)
     assert healed == (
-        '<div id="stream-text" hx-swap-oob="true"><span>Once &lt;upon&gt; a time</span></div>'
+        '<div id="stream-text" hx-swap-oob="true"><p>Once &lt;upon&gt; a time</p></div>'
     )
     assert 'id="tree"' in await ws.receive_from(timeout=5)  # and the regions follow
+    second = {"type": "message", "message": {"role": "assistant", "content": "Done."}}
+    await send({"type": "entry_committed", "entry": second, "n": 3})
+    assert await ws.receive_from(timeout=5) == (
+        '<div id="stream-text" hx-swap-oob="true"><p>Once &lt;upon&gt; a time</p><p>Done.</p></div>'
+    )
     await ws.disconnect()
 
 
