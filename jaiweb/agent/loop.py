@@ -87,6 +87,55 @@ _CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _OUTCOME = {"stop": "completed", "length": "completed", "error": "failed", "aborted": "aborted"}
 
 
+class DeltaCoalescer:
+    """Streamed text out as deltas: the first piece at once, then at most one delta per
+    ``interval`` — and no piece held longer than that, even when the model stalls (a
+    timer sends what waits, so text never sits behind a slow next token)."""
+
+    def __init__(self, emit: Callable[[str], None], interval: float) -> None:
+        self._emit = emit
+        self._interval = interval
+        self._lock = threading.Lock()  # the stream's thread and the timer's: deltas in order
+        self._pending = ""
+        self._last = 0.0
+        self._first = True
+        self._timer: threading.Timer | None = None
+
+    def add(self, text: str) -> bool:
+        """Queue ``text``; True when it was the first piece (sent at once)."""
+        with self._lock:
+            self._pending += text
+            if self._first:
+                self._first = False
+                self._send()
+                return True
+            wait = self._last + self._interval - time.monotonic()
+            if wait <= 0:
+                self._send()
+            elif self._timer is None:
+                self._timer = threading.Timer(wait, self._on_time)
+                self._timer.daemon = True
+                self._timer.start()
+        return False
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._send()
+
+    def _on_time(self) -> None:
+        with self._lock:
+            self._timer = None
+            self._send()
+
+    def _send(self) -> None:
+        if self._pending:
+            self._emit(self._pending)
+        self._pending, self._last = "", time.monotonic()
+
+
 @dataclass
 class LoopConfig:
     max_model_calls: int = 24  # per operation: a runaway conversation ends as failed
@@ -482,35 +531,28 @@ class OperationRun:
     def _stream(self, messages: list[ContextMessage], attempt_id: str) -> Reply:
         """Stream one reply; its text goes out as deltas, coalesced to one per interval."""
         reply, parts = Reply(), {}
-        pending, last_flush, first = "", time.monotonic(), True
         specs = [tool.spec() for tool in self.tools.values()]
-
-        def flush() -> None:
-            nonlocal pending, last_flush
-            if pending:
-                self._emit(
-                    {
-                        "type": "text_delta",
-                        "attempt_id": attempt_id,
-                        "text": pending,
-                        "offline": self.provider.offline,
-                    }
-                )
-            pending, last_flush = "", time.monotonic()
-
-        for event in self.provider.stream(messages, specs):
-            add(reply, parts, event)
-            if isinstance(event, TextDelta):
-                pending += event.text
-                if first:  # the first words go out at once: that is what a user waits for
-                    first = False
-                    flush()
-                    self.faults.reach("mid_stream")
-                elif time.monotonic() - last_flush >= self.config.delta_interval_seconds:
-                    flush()
-            else:
-                flush()
-        flush()
+        deltas = DeltaCoalescer(
+            lambda text: self._emit(
+                {
+                    "type": "text_delta",
+                    "attempt_id": attempt_id,
+                    "text": text,
+                    "offline": self.provider.offline,
+                }
+            ),
+            self.config.delta_interval_seconds,
+        )
+        try:
+            for event in self.provider.stream(messages, specs):
+                add(reply, parts, event)
+                if isinstance(event, TextDelta):
+                    if deltas.add(event.text):  # the first words went out at once
+                        self.faults.reach("mid_stream")
+                else:
+                    deltas.flush()
+        finally:
+            deltas.flush()
         if not reply.complete:
             raise TransientProviderError("the stream ended before the reply was complete")
         return reply
