@@ -38,9 +38,10 @@ class StoredEntry:
     A row read from the database keeps its JSON and is parsed the first time its ``entry``
     is touched (``parse_rows`` parses many at once): a page that shows a window of a long
     branch, or the app state at its leaf, pays for the entries it looks at, not for all.
+    A row read without its JSON (``branch_rows(lazy=True)``) fetches it then too.
     """
 
-    __slots__ = ("_entry", "_keep", "_raw", "entry_id", "seq", "type")
+    __slots__ = ("_entry", "_keep", "_raw", "_session", "entry_id", "seq", "type")
 
     def __init__(
         self,
@@ -51,11 +52,13 @@ class StoredEntry:
         type: str = "",
         raw: str | None = None,
         keep: str | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.seq = seq
         self._entry = entry
         self._raw = raw
         self._keep = keep  # the session whose cache may keep it once parsed
+        self._session = session_id  # where to fetch its JSON when it came without
         self.entry_id = entry.id if entry is not None else entry_id
         self.type = entry.type if entry is not None else type
 
@@ -78,10 +81,21 @@ class StoredEntry:
 
 
 def parse_rows(rows: list[StoredEntry]) -> None:
-    """Parse every row not parsed yet, one pydantic call per entry type."""
+    """Parse every row not parsed yet, one pydantic call per entry type (rows read without
+    their JSON fetch it first, one query per session)."""
     todo = [row for row in rows if row._entry is None]
     if not todo:
         return
+    unfetched: dict[str, list[StoredEntry]] = {}
+    for row in todo:
+        if row._raw is None:
+            unfetched.setdefault(row._session, []).append(row)
+    for session_id, group in unfetched.items():
+        raw = {r[0]: r[2] for r in _raw_rows_by_seq(session_id, [row.seq for row in group])}
+        for row in group:
+            if row.seq not in raw:
+                raise BrokenSessionTree(f"entry {row.entry_id!r} is gone", entry_id=row.entry_id)
+            row._raw = raw[row.seq]
     parsed = _parse([(row.seq, row.type, row._raw) for row in todo])
     keep: dict[str, dict[int, JournalEntry]] = {}
     for row, done in zip(todo, parsed, strict=True):
@@ -124,20 +138,29 @@ def session_get(*, session_id: str, owner: Any = None) -> ComicSession:
     return session
 
 
-def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[StoredEntry]:
+def branch_rows(
+    *, session: ComicSession, leaf_id: str | None = None, lazy: bool = False
+) -> list[StoredEntry]:
     """Root → leaf (default: the session's leaf), one index range scan per chain on the path.
 
     Each entry continues its parent's chain unless it is a later child (a fork or a rewind):
     the walk jumps from a chain's head to its parent's chain, so it costs one step per
     fork passed, not per entry. Entries this process parsed before are not parsed again.
+    ``lazy``: for a reader that touches a few rows of a long branch (a page), the path
+    comes without the entries' JSON, fetched for the rows parsed (``parse_rows``).
     """
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
         return []
     # Most of the session not parsed here yet: fetch the payloads with the path, one query.
     held = parsed_entries.count(session.id)
-    with_payload = held * 2 < session.entry_count
-    payload = f", e.type, {_payload_text().replace('payload', 'e.payload')}" if with_payload else ""
+    with_payload = not lazy and held * 2 < session.entry_count
+    if lazy:
+        payload = ", e.type"
+    elif with_payload:
+        payload = f", e.type, {_payload_text().replace('payload', 'e.payload')}"
+    else:
+        payload = ""
     with connection.cursor() as cursor:
         cursor.execute(_PATH_SQL.format(payload=payload), {"sid": session.id, "leaf": leaf})
         path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos[, type, payload])
@@ -152,6 +175,13 @@ def branch_rows(*, session: ComicSession, leaf_id: str | None = None) -> list[St
     # Rows not parsed here are parsed when touched; committed rows only may be kept.
     keep = None if connection.in_atomic_block else session.id
     lookup = parsed_entries.lookup
+    if lazy:
+        return [
+            StoredEntry(r[0], entry)
+            if held and (entry := lookup(session.id, r[0], r[1])) is not None
+            else StoredEntry(r[0], entry_id=r[1], type=r[4], keep=keep, session_id=session.id)
+            for r in path
+        ]
     if with_payload:
         if not held:
             return [StoredEntry(r[0], entry_id=r[1], type=r[4], raw=r[5], keep=keep) for r in path]

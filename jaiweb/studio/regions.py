@@ -26,7 +26,7 @@ REGIONS = ("tree", "strip", "character-state", "credits", "session-notice", "con
 
 def studio_context(*, session: ComicSession) -> dict[str, Any]:
     """Everything the regions show, read once."""
-    rows = branch_rows(session=session)
+    rows = branch_rows(session=session, lazy=True)  # the regions touch a few hundred rows
     state = app_state_from_rows(session, rows)
     run = run_view(session=session)
     return {

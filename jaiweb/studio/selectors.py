@@ -60,7 +60,7 @@ def strip_view(
             raise UnknownEntry(before)
     shown: list[int] = []  # row indices of the panels to show, newest first
     earlier = False
-    for i in range(end - 1, -1, -1):
+    for i in _backwards_parsed(rows, end):
         if _image_of(rows[i], "generate_image") is None:
             continue
         if len(shown) == limit:
@@ -74,6 +74,18 @@ def strip_view(
     parse_rows(span)
     panels = _panels(span, _published(rows[shown[-1] :]))
     return Strip(panels, panels[0].entry_id if earlier else None)
+
+
+def _backwards_parsed(rows: list[StoredEntry], end: int, chunk: int = 128):
+    """Indices ``end - 1`` down to 0; the message rows that may hold an image are parsed a
+    chunk at a time (one fetch and one pydantic call per chunk, not one per row)."""
+    while end > 0:
+        start = max(0, end - chunk)
+        parse_rows(
+            [r for r in rows[start:end] if r.type == "message" and r.may_contain('"image_id"')]
+        )
+        yield from range(end - 1, start - 1, -1)
+        end = start
 
 
 def _image_of(row: StoredEntry, tool: str) -> str | None:

@@ -163,7 +163,7 @@ def _path_nodes(session: ComicSession, rows: list[StoredEntry], path: list[str])
 def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = None) -> list[Item]:
     """The active path, root first, its middle folded when it is long (``rows``: the
     branch, when the caller has read it already)."""
-    rows = branch_rows(session=session) if rows is None else rows
+    rows = branch_rows(session=session, lazy=True) if rows is None else rows
     path = [r.entry_id for r in rows]
     items: list[Item] = []
     if len(rows) <= PATH_HEAD + PATH_TAIL + 1:
@@ -198,7 +198,7 @@ def _open_forks(session: ComicSession, items: list[Item]) -> list[Item]:
 
 def path_page(session: ComicSession, *, leaf_id: str, start: int, stop: int) -> list[Item]:
     """Nodes ``start``…``stop`` of the path to ``leaf_id``, a page at a time."""
-    rows = branch_rows(session=session, leaf_id=leaf_id)
+    rows = branch_rows(session=session, leaf_id=leaf_id, lazy=True)
     path = [r.entry_id for r in rows]
     active = session.leaf_id == leaf_id
     start, stop = max(0, start), min(stop, len(rows))

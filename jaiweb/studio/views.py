@@ -236,7 +236,7 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
     if not before:
         return HttpResponse(_("say which panel to load the panels before"), status=422)
     try:
-        strip = strip_view(branch_rows(session=session), before=before)
+        strip = strip_view(branch_rows(session=session, lazy=True), before=before)
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
     return render(request, "studio/strip/panels.html", {"session": session, "strip": strip})
@@ -251,7 +251,7 @@ def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
     if row is None:
         raise Http404("no such entry")
     entry = parse_entry(row["payload"])
-    on_path = {r.entry_id for r in branch_rows(session=session)}
+    on_path = {r.entry_id for r in branch_rows(session=session, lazy=True)}
     role, icon, label, image = tree.describe(entry)
     node = tree.Node(
         entry.id, entry.parent_id, entry.type, role, icon, label, entry.id in on_path, image

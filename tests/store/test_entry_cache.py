@@ -80,3 +80,21 @@ def test_rows_are_parsed_when_touched_and_the_app_state_needs_one(alice, monkeyp
     assert calls == [1, 1, 1, 1, 1]  # one at a time when touched one at a time
     assert branch_get(session=s) == [r.entry for r in rows]
     assert calls == [1, 1, 1, 1, 1]  # all kept: nothing parsed twice
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lazy_rows_fetch_their_json_only_when_parsed_in_one_query(
+    alice, monkeypatch, django_assert_num_queries
+):
+    parsed_entries.clear()
+    s = article_session_create(owner=alice)
+    calls = _count_parses(monkeypatch)
+    with django_assert_num_queries(1):  # the path, without any entry's JSON
+        rows = selectors.branch_rows(session=s, lazy=True)
+    assert [r.entry_id for r in rows] == ["e0", "e1", "e2", "e5", "e6"] and calls == []
+    with django_assert_num_queries(1):  # two rows' JSON, one fetch
+        selectors.parse_rows(rows[1:3])
+    assert calls == [2] and [rows[1].entry.id, rows[2].entry.id] == ["e1", "e2"]
+    with django_assert_num_queries(1):  # the path; the two rows come from the cache
+        assert selectors.branch_rows(session=s, lazy=True)[1].entry.id == "e1"
+    assert branch_get(session=s) == [r.entry for r in rows]  # the same entries as eager
