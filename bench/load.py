@@ -1,0 +1,1067 @@
+"""Load benchmark: K concurrent sessions, 2 live watchers each (not a test: it prints figures).
+
+    .venv/bin/python bench/load.py                        # embedded, then cluster; K = 10,50,200
+    .venv/bin/python bench/load.py --quick                # K = 10,50, 2 operations each (~1 min)
+    .venv/bin/python bench/load.py --setup cluster        # one setup (embedded|cluster|both)
+    .venv/bin/python bench/load.py --sessions 10,50,200 --no-stop    # every K, saturated or not
+    .venv/bin/python bench/load.py --profile /tmp/prof    # py-spy each server process per step
+
+It asserts nothing; errors are counted and printed (they must be 0). What it measures, on
+two setups of the same code:
+* embedded: one ``manage.py studio --port 0`` child (daphne, the in-memory channel layer
+  and the in-process runner with its 4 worker threads) on a temp SQLite file;
+* cluster: ``jaiweb.ops.cluster.Cluster(web=2, runners=2)`` (two daphne processes, two
+  ``runagents --workers 4``, ``--workers`` to change) on a scratch PostgreSQL database
+  ``jaiweb_bench_load`` (127.0.0.1:5432, user postgres; created, then dropped) and Redis
+  db 5 (``redis://127.0.0.1:6379/5``, flushed before and after; the tests use 0 and 1).
+
+Both run the offline director and the local renderer (no network), DEBUG=0, with
+``JAIWEB_PROMPTS_PER_MINUTE`` out of the way. Per step of K sessions (a baseline of one
+session and 6 operations first, then each K of ``--sessions``): K new users
+(``manage.py shell -c``: an API token, a logged-in session cookie, credits), one session
+each created through the API with ``permission_mode`` "auto" (panels render without
+approvals), and 2 websockets per session (``--watchers``; ``websockets``, the owner's
+cookie, an allowed Origin, ``Accept-Language: en``), each waiting for its first catch-up.
+Then every session, all at once, sends ``--ops-per-session`` prompts one after the other
+(a closed loop with no think time): a ``/draw``, a ``/say``, a ``/state`` with a
+``/draw``, … through ``POST /api/v1/sessions/<id>/prompts``; the next prompt goes once
+every watcher showed the operation's end line. On the cluster session i posts to web
+process i mod 2 and has a watcher on each web process, so every live event crosses Redis.
+
+Figures per step:
+* operations per second: completed operations / the step's wall time (first prompt sent
+  to the last end line seen);
+* first text: from sending the prompt to the first streamed narration on a watcher (a
+  ``beforeend:#stream-text`` frame, or the reply's committed text if deltas were
+  dropped), p50/p99 over every (operation, watcher);
+* operation time: from sending the prompt to the ``Finished: …`` step line (the
+  ``operation_finished`` event) on a watcher, p50/p99 over every (operation, watcher);
+  the POST's own answer time next to it;
+* errors, which must be 0: non-2xx answers or HTTP failures, websockets refused or closed
+  under the bench, operations not finishing ``completed``, operations not finished within
+  ``--timeout``, prompts queued as steering instead of starting a run. Not errors but
+  reported: end lines a watcher never got (the operation is then read through
+  ``GET /api/v1/operations/<id>`` after the timeout), watchers that saw no text;
+* CPU per process (``/proc/<pid>/stat`` utime+stime, before and after the step) as
+  seconds, % of one core and milliseconds per completed operation: the studio child, or
+  web-1, web-2, runner-1, runner-2, the PostgreSQL server (postmaster, live backends and
+  the backends that exited meanwhile; every database of the server) and redis-server;
+  this load generator too, which shares the machine's cores with everything it
+  measures; the whole machine's busy share (``/proc/stat``): what is not ours is other
+  work on the box, such as a test suite. On the cluster also the PostgreSQL connections
+  opened and the transactions committed on the bench database (``pg_stat_database``).
+
+K grows until it saturates: the climb stops (and says why) when errors appear, when
+operations per second grew less than 10 % over the best step before, or when the p99
+operation time is more than 10x the first step's; ``--no-stop`` runs every K anyway.
+``--profile DIR`` records each server process with ``py-spy record --gil`` during each
+step (py-spy is not a dependency: ``.venv/bin/pip install py-spy``) and prints where its
+Python time goes. A summary table closes the run; ``docs/PERFORMANCE.md`` has the figures
+of a run and where the bottleneck sits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.webtools import StudioChild, percentile  # noqa: E402
+
+PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
+PG_DB = "jaiweb_bench_load"
+REDIS_URL = "redis://127.0.0.1:6379/5"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+STATE = {
+    "characters": {"猪猪侠": {"buff": "无", "skill": "无", "mood": "平静"}},
+    "permission_mode": "auto",
+}
+# What a watcher looks for in its frames (bytes: the frames are not decoded).
+TEXT_DELTA = b'hx-swap-oob="beforeend:#stream-text"'
+# The committed replies replacing what streamed (not the empty reset of operation_started).
+TEXT_COMMITTED = re.compile(rb'<div id="stream-text" hx-swap-oob="true">(?!</div>)')
+REGIONS = b'id="tree"'  # in a frame that re-renders every region (a catch-up)
+END_LINE = re.compile(rb'<li id="end-([\w-]+)"[^>]*>Finished: (\w+)')
+BASELINE_OPS = 6  # operations of the K = 1 baseline (at least)
+ERROR_KINDS = (
+    *("http", "ws_open", "ws_closed", "not_completed", "timeout", "queued"),
+    *("process_died", "bench"),
+)
+
+SETUP_USERS = """
+import json
+from django.contrib.auth import get_user_model
+from django.test import Client
+from jaiweb.accounts.services import api_token_create
+from jaiweb.render.services import credits_grant
+out = []
+for i in range({count}):
+    user = get_user_model().objects.create_user("{prefix}%d" % i)
+    _, token = api_token_create(user=user, name="bench load")
+    credits_grant(user=user, amount=100000, note="bench load")
+    client = Client()
+    client.force_login(user)
+    out.append({{"token": token, "cookie": client.cookies["sessionid"].value}})
+print(json.dumps(out))
+"""
+
+
+def prompt_text(session: int, op: int) -> str:
+    """A /draw, a /say, a /state with a /draw, … (the offline director's grammar)."""
+    kind = op % 3
+    if kind == 0:
+        return f"/draw 猪猪侠站在屋顶上看夕阳 #{session}-{op}"
+    if kind == 1:
+        return f"/say 第{op}格：猪猪侠吃下超级棒棒糖，力量大增！(session {session})"
+    return f"/state 猪猪侠 mood=得意 skill=降龙十巴掌\n/draw 猪猪侠使出绝招 #{session}-{op}"
+
+
+# --- CPU ---------------------------------------------------------------------------------
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (field 3 is index 0)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def cpu_seconds(pid: int, children: bool = False) -> float | None:
+    """utime + stime of a process (all its threads); with ``children``, of the children it
+    has waited for too (cutime + cstime)."""
+    fields = proc_stat(pid)
+    if fields is None:
+        return None
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLK_TCK
+
+
+def processes_named(comm: str) -> list[tuple[int, int]]:
+    """(pid, ppid) of every process whose command name is ``comm``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = text[text.find("(") + 1 : text.rfind(")")]
+        if name == comm:
+            found.append((int(entry.name), int(text.rsplit(")", 1)[1].split()[1])))
+    return found
+
+
+def postgres_cpu() -> float | None:
+    """The PostgreSQL server's CPU so far: the postmaster with the backends it reaped, plus
+    the live ones (every database on the server)."""
+    procs = processes_named("postgres")
+    pids = {pid for pid, _ in procs}
+    masters = [pid for pid, ppid in procs if ppid not in pids]
+    if not masters:
+        return None
+    master = masters[0]
+    total = cpu_seconds(master, children=True) or 0.0
+    for pid, ppid in procs:
+        if ppid == master:
+            total += cpu_seconds(pid) or 0.0
+    return total
+
+
+def redis_cpu() -> float | None:
+    procs = processes_named("redis-server")
+    return sum(cpu_seconds(pid) or 0.0 for pid, _ in procs) if procs else None
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    total = sum(values[:8])  # user … steal (guest time is inside user)
+    return total - idle, total
+
+
+class CpuProbe:
+    """CPU seconds of named processes between two snapshots."""
+
+    def __init__(self, pids: dict[str, int], *, servers: bool) -> None:
+        self.pids = pids
+        self.servers = servers  # PostgreSQL and Redis are part of the setup
+
+    def snapshot(self) -> dict[str, float | None]:
+        snap: dict[str, float | None] = {n: cpu_seconds(p) for n, p in self.pids.items()}
+        if self.servers:
+            snap["postgres"] = postgres_cpu()
+            snap["redis"] = redis_cpu()
+        t = os.times()
+        snap["load generator"] = t.user + t.system
+        snap["_machine"] = machine_ticks()
+        return snap
+
+    @staticmethod
+    def spent(before: dict, after: dict) -> dict[str, float | None]:
+        out = {}
+        for name, value in before.items():
+            if name.startswith("_"):
+                continue
+            later = after.get(name)
+            out[name] = None if value is None or later is None else later - value
+        busy0, total0 = before["_machine"]
+        busy1, total1 = after["_machine"]
+        out["_machine_busy"] = (busy1 - busy0) / max(total1 - total0, 1)
+        return out
+
+
+# --- one step: K sessions ----------------------------------------------------------------
+
+
+@dataclass
+class Watcher:
+    ws: object
+    url: str
+    frames: int = 0
+    size: int = 0
+    regions: int = 0  # frames that re-render every region (catch-ups)
+    text_at: float | None = None  # the first streamed text since the driver's last reset
+    ends: dict[str, tuple[float, str]] = field(default_factory=dict)  # safe op id -> (t, outcome)
+    closed: str | None = None  # why the socket ended under the bench
+    closing: bool = False  # we are closing it
+
+
+@dataclass
+class Session:
+    index: int
+    id: str
+    token: str
+    cookie: str
+    api: object  # the httpx client of the web process its prompts go to
+    watchers: list[Watcher] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class Step:
+    k: int
+    watchers: int = 2  # per session
+    ops: int = 0  # completed operations
+    wall: float = 0.0
+    first_text: list[float] = field(default_factory=list)
+    op_time: list[float] = field(default_factory=list)
+    post_time: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
+    error_notes: list[str] = field(default_factory=list)
+    missed_ends: int = 0  # (operation, watcher) pairs without the end line
+    missed_notes: list[str] = field(default_factory=list)
+    no_text: int = 0  # (operation, watcher) pairs without streamed text
+    connect: float = 0.0
+    frames: int = 0
+    bytes: int = 0
+    regions: int = 0
+    cpu: dict[str, float | None] = field(default_factory=dict)
+    pg: dict[str, int] = field(default_factory=dict)
+    watchers_seen: int | None = None
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def rate(self) -> float:
+        return self.ops / self.wall if self.wall else 0.0
+
+    def error(self, kind: str, note: str) -> None:
+        self.errors[kind] += 1
+        if self.errors[kind] <= 3:  # the first few of each kind
+            self.error_notes.append(f"{kind}: {' '.join(note.split())[:300]}")
+
+
+def safe_id(op_id: str) -> str:
+    """The op id as the consumer writes it into the end line's element id."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in op_id)
+
+
+async def listen(w: Watcher, session: Session) -> None:
+    from websockets.exceptions import ConnectionClosed
+
+    try:
+        while True:
+            frame = await w.ws.recv(decode=False)
+            now = time.perf_counter()
+            w.frames += 1
+            w.size += len(frame)
+            if REGIONS in frame:
+                w.regions += 1
+            if w.text_at is None and (TEXT_DELTA in frame or TEXT_COMMITTED.search(frame)):
+                w.text_at = now
+            if b'id="end-' in frame:
+                for match in END_LINE.finditer(frame):
+                    w.ends.setdefault(match[1].decode(), (now, match[2].decode()))
+                session.changed.set()
+    except ConnectionClosed as exc:
+        if not w.closing:
+            w.closed = f"closed {exc.rcvd.code if exc.rcvd else 'without a close frame'}"
+    except Exception as exc:  # anything else ends the watcher too: reported, never hidden
+        if not w.closing:
+            w.closed = f"{type(exc).__name__}: {exc}"
+    finally:
+        session.changed.set()
+
+
+async def open_watcher(url: str, session: Session, sem: asyncio.Semaphore, timeout: float):
+    from websockets.asyncio.client import connect
+
+    ws_url = "ws" + url.removeprefix("http") + f"ws/sessions/{session.id}/"
+    async with sem:
+        ws = await connect(
+            ws_url,
+            additional_headers={
+                "Cookie": f"sessionid={session.cookie}",
+                "Origin": url.rstrip("/"),
+                "Accept-Language": "en",
+            },
+            max_size=None,
+            open_timeout=timeout,
+            ping_interval=None,  # a busy bench must not close sockets on a late pong
+            close_timeout=2,
+            proxy=None,
+        )
+        await asyncio.wait_for(ws.recv(decode=False), timeout)  # the catch-up: not counted
+    return Watcher(ws, url)
+
+
+async def drive(session: Session, step: Step, ops: int, timeout: float) -> None:
+    """One user: ``ops`` prompts, each after the previous one's end line on both watchers."""
+    try:
+        await _drive(session, step, ops, timeout)
+    except Exception as exc:  # a bug of the bench: reported with the errors, never hidden
+        step.error("bench", f"session {session.id}: {type(exc).__name__}: {exc}")
+
+
+async def _drive(session: Session, step: Step, ops: int, timeout: float) -> None:
+    for j in range(ops):
+        frames_before = []
+        for w in session.watchers:
+            w.text_at = None  # every frame of the previous operation has arrived
+            frames_before.append(w.frames)
+        start = time.perf_counter()
+        try:
+            r = await session.api.post(
+                f"sessions/{session.id}/prompts",
+                json={"text": prompt_text(session.index, j)},
+                headers={"Authorization": f"Bearer {session.token}"},
+            )
+        except Exception as exc:
+            step.error("http", f"POST prompt: {type(exc).__name__}: {exc}")
+            return
+        step.post_time.append(time.perf_counter() - start)
+        if r.status_code != 202:
+            title = re.search(r"<title>(.*?)</title>", r.text, re.S)
+            step.error("http", f"POST prompt: {r.status_code} {title[1] if title else r.text}")
+            return
+        answer = r.json()
+        op_id = answer["operation_id"]
+        if answer.get("queued"):
+            step.error("queued", f"{op_id} was queued as steering (the session was running)")
+            return
+        key = safe_id(op_id)
+        deadline = start + timeout
+        while True:
+            session.changed.clear()
+            if all(key in w.ends or w.closed for w in session.watchers):
+                break
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            try:
+                await asyncio.wait_for(session.changed.wait(), left)
+            except TimeoutError:
+                break
+        for w, before in zip(session.watchers, frames_before, strict=True):
+            if w.closed:
+                continue
+            if w.text_at is not None:
+                step.first_text.append(w.text_at - start)
+            else:
+                step.no_text += 1
+            if key in w.ends:
+                step.op_time.append(w.ends[key][0] - start)
+            else:
+                step.missed_ends += 1
+                if len(step.missed_notes) < 5:
+                    step.missed_notes.append(
+                        f"{op_id} (session {session.id}) on {w.url}: "
+                        f"{w.frames - before} frames after the prompt, none with its end line"
+                    )
+        seen = [w.ends[key][1] for w in session.watchers if key in w.ends]
+        if seen:
+            outcome = seen[0]
+        else:  # no watcher showed the end: ask the API
+            try:
+                r = await session.api.get(
+                    f"operations/{op_id}", headers={"Authorization": f"Bearer {session.token}"}
+                )
+                state = r.json() if r.status_code == 200 else {}
+            except Exception as exc:
+                state = {"error": f"{type(exc).__name__}: {exc}"}
+            if state.get("state") != "finished":
+                step.error("timeout", f"{op_id} not finished after {timeout:g} s: {state}")
+                return
+            outcome = state.get("outcome")
+        if outcome != "completed":
+            step.error("not_completed", f"{op_id} finished {outcome}")
+            continue
+        step.ops += 1
+
+
+async def create_session(api, token: str, title: str) -> str:
+    r = await api.post(
+        "sessions",
+        json={"title": title, "initial_app_state": STATE},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    if r.status_code != 201:
+        raise RuntimeError(f"POST /sessions: {r.status_code} {r.text[:300]}")
+    return r.json()["id"]
+
+
+async def watchers_on(urls: list[str]) -> int | None:
+    """jaiweb_websocket_watchers summed over the web processes (their /metrics)."""
+    import httpx
+
+    total = 0
+    async with httpx.AsyncClient(timeout=30, trust_env=False) as http:
+        for url in urls:
+            try:
+                r = await http.get(url + "metrics")
+            except httpx.HTTPError:
+                return None
+            match = re.search(r"^jaiweb_websocket_watchers (\S+)$", r.text, re.M)
+            if r.status_code != 200 or not match:
+                return None
+            total += int(float(match[1]))
+    return total
+
+
+async def run_step(
+    k: int, ops: int, users: list[dict], urls: list[str], args, probe: CpuProbe, pg_counter
+) -> Step:
+    import httpx
+
+    step = Step(k, watchers=args.watchers)
+    limits = httpx.Limits(max_connections=k + 20, max_keepalive_connections=k + 20)
+    clients = [
+        httpx.AsyncClient(
+            base_url=url + "api/v1/", timeout=args.timeout, limits=limits, trust_env=False
+        )
+        for url in urls
+    ]
+    sessions: list[Session] = []
+    try:
+        sem = asyncio.Semaphore(20)
+
+        async def make(i: int) -> Session:
+            api = clients[i % len(clients)]
+            async with sem:
+                sid = await create_session(api, users[i]["token"], f"load K={k} #{i}")
+            return Session(i, sid, users[i]["token"], users[i]["cookie"], api)
+
+        made = await asyncio.gather(*(make(i) for i in range(k)), return_exceptions=True)
+        for result in made:
+            if isinstance(result, BaseException):
+                step.error("http", f"creating a session: {type(result).__name__}: {result}")
+            else:
+                sessions.append(result)
+        start = time.perf_counter()
+        ws_sem = asyncio.Semaphore(20)  # daphne gives a handshake 5 s
+        wanted = [
+            (s, urls[(s.index + n) % len(urls)]) for s in sessions for n in range(args.watchers)
+        ]
+        opened = await asyncio.gather(
+            *(open_watcher(url, s, ws_sem, args.timeout) for s, url in wanted),
+            return_exceptions=True,
+        )
+        for (s, url), result in zip(wanted, opened, strict=True):
+            if isinstance(result, BaseException):
+                step.error("ws_open", f"{url} session {s.id}: {type(result).__name__}: {result}")
+            else:
+                s.watchers.append(result)
+        sessions = [s for s in sessions if s.watchers]  # nothing would see their runs end
+        step.connect = time.perf_counter() - start
+        listeners = [asyncio.create_task(listen(w, s)) for s in sessions for w in s.watchers]
+        step.watchers_seen = await watchers_on(urls)
+        pg0 = pg_counter() if pg_counter else None
+        cpu0 = probe.snapshot()
+        start = time.perf_counter()
+        await asyncio.gather(*(drive(s, step, ops, args.timeout) for s in sessions))
+        step.wall = time.perf_counter() - start
+        cpu1 = probe.snapshot()
+        if pg_counter:
+            pg1 = pg_counter()
+            step.pg = {name: pg1[name] - pg0[name] for name in pg1}
+        step.cpu = CpuProbe.spent(cpu0, cpu1)
+        for s in sessions:
+            for w in s.watchers:
+                if w.closed:
+                    step.error("ws_closed", f"session {s.id} on {w.url}: {w.closed}")
+                w.closing = True
+                step.frames += w.frames
+                step.bytes += w.size
+                step.regions += w.regions
+        for task in listeners:
+            task.cancel()
+        await asyncio.gather(*listeners, return_exceptions=True)
+    finally:
+        await asyncio.gather(
+            *(w.ws.close() for s in sessions for w in s.watchers), return_exceptions=True
+        )
+        for c in clients:
+            await c.aclose()
+    return step
+
+
+# --- profiles (--profile) -----------------------------------------------------------------
+
+
+def py_spy() -> str | None:
+    found = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    return found if Path(found).exists() else None
+
+
+class Profiles:
+    """``py-spy record --gil`` of each server process during a step (raw collapsed stacks):
+    where the Python CPU goes, the one thing a process cannot spread over two cores."""
+
+    def __init__(self, folder: Path, pids: dict[str, int]) -> None:
+        self.folder = folder
+        self.pids = pids
+        self.running: list[tuple[str, subprocess.Popen, Path]] = []
+
+    def start(self, label: str) -> None:
+        spy = py_spy()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name, pid in self.pids.items():
+            out = self.folder / f"{label}-{name}.txt"
+            argv = [spy, "record", "-r", "40", "--gil", "--nonblocking", "-p", str(pid)]
+            proc = subprocess.Popen(
+                [*argv, "-f", "raw", "-o", str(out)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            self.running.append((name, proc, out))
+
+    def stop(self) -> None:
+        for _, proc, _ in self.running:
+            proc.send_signal(signal.SIGINT)  # py-spy writes what it has and exits
+        for name, proc, out in self.running:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if out.exists():
+                print(f"    py-spy, {name} ({out}):")
+                for line in profile_lines(out):
+                    print(f"      {line}")
+        self.running = []
+
+
+def profile_lines(path: Path, top: int = 8) -> list[str]:
+    """Where a process's samples are: its busiest project frames (inclusive) and leaves."""
+    inclusive: dict[str, int] = {}
+    leaves: dict[str, int] = {}
+    total = 0
+    for line in path.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]
+        leaves[frames[-1]] = leaves.get(frames[-1], 0) + n
+        for frame in set(frames):
+            if re.search(r"\((jaiweb|journal)/|Connection\.connect \(psycopg", frame):
+                inclusive[frame] = inclusive.get(frame, 0) + n
+    if not total:
+        return ["no samples"]
+    out = [f"{total} samples of the thread holding the GIL; project frames, inclusive:"]
+    for frame, n in sorted(inclusive.items(), key=lambda x: -x[1])[:top]:
+        out.append(f"  {n / total:5.1%}  {frame[:110]}")
+    out.append("leaf frames (own time):")
+    for frame, n in sorted(leaves.items(), key=lambda x: -x[1])[: top // 2]:
+        out.append(f"  {n / total:5.1%}  {frame[:110]}")
+    return out
+
+
+# --- reporting ----------------------------------------------------------------------------
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.0f} ms" if seconds == seconds else "—"
+
+
+def p50_p99(values: list[float]) -> str:
+    if not values:
+        return "—"
+    return f"{ms(statistics.median(values))} / {ms(percentile(values, 0.99))}"
+
+
+def report_step(setup: str, step: Step, names: list[str]) -> None:
+    ops_total = step.ops + sum(step.errors[k] for k in ("not_completed", "timeout"))
+    print(
+        f"  K={step.k:<4} {step.ops} operations completed in {step.wall:.1f} s: "
+        f"{step.rate:.1f} ops/s   ({step.watchers * step.k} watchers connected in "
+        f"{step.connect:.1f} s"
+        + (f"; /metrics says {step.watchers_seen}" if step.watchers_seen is not None else "")
+        + ")"
+    )
+    print(
+        f"    first text p50/p99 {p50_p99(step.first_text)};  operation time p50/p99 "
+        f"{p50_p99(step.op_time)};  POST /prompts answer p50/p99 {p50_p99(step.post_time)}"
+    )
+    errors = ", ".join(f"{k} {v}" for k, v in step.errors.items() if v) or "none"
+    print(
+        f"    errors: {step.error_count} ({errors});  not errors: end lines missed by a "
+        f"watcher {step.missed_ends}, watchers that saw no streamed text {step.no_text}; "
+        f"{step.frames / max(ops_total * step.watchers, 1):.1f} frames (of them "
+        f"{step.regions / max(ops_total * step.watchers, 1):.1f} with every region), "
+        f"{step.bytes / max(ops_total * step.watchers, 1) / 1024:.0f} KiB per operation and "
+        "watcher"
+    )
+    for note in step.error_notes:
+        print(f"      ! {note}")
+    for note in step.missed_notes:
+        print(f"      end line missed: {note}")
+    parts = []
+    for name in [*names, "postgres", "redis", "load generator"]:
+        spent = step.cpu.get(name)
+        if spent is None:
+            continue
+        parts.append(f"{name} {spent:.1f} s ({spent / step.wall:.0%})")
+    print(f"    CPU (s, % of one core): {'; '.join(parts)}")
+    per_op = {n: step.cpu.get(n) for n in names if step.cpu.get(n) is not None}
+    if step.ops:
+        print(
+            "    CPU per completed operation: "
+            + "; ".join(f"{n} {v / step.ops * 1e3:.0f} ms" for n, v in per_op.items())
+            + (
+                f"; with PostgreSQL and Redis {server_cpu_per_op(step, names)}"
+                if "postgres" in step.cpu
+                else ""
+            )
+        )
+    ours = sum(v for n, v in step.cpu.items() if not n.startswith("_") and v is not None)
+    busy = step.cpu["_machine_busy"]
+    print(
+        f"    machine: {busy:.0%} of {os.cpu_count()} cores busy; the processes above "
+        f"{ours / step.wall / os.cpu_count():.0%}, other work on the box "
+        f"{max(busy - ours / step.wall / os.cpu_count(), 0):.0%}"
+    )
+    if step.pg:
+        print(
+            f"    PostgreSQL ({PG_DB}): {step.pg['sessions']:,} connections opened "
+            f"({step.pg['sessions'] / max(step.ops, 1):.1f} per operation), "
+            f"{step.pg['xact_commit']:,} commits ({step.pg['xact_commit'] / step.wall:,.0f}/s)"
+        )
+
+
+def server_cpu_per_op(step: Step, names: list[str]) -> str:
+    """CPU of every server process (ours, PostgreSQL, Redis) per completed operation."""
+    spent = [step.cpu.get(n) for n in [*names, "postgres", "redis"]]
+    if not step.ops:
+        return "—"
+    return f"{sum(v for v in spent if v is not None) / step.ops * 1e3:.0f} ms"
+
+
+def busiest(step: Step, names: list[str]) -> str:
+    spent = {n: step.cpu.get(n) for n in [*names, "postgres", "load generator"]}
+    spent = {n: v for n, v in spent.items() if v is not None}
+    if not spent or not step.wall:
+        return "—"
+    name = max(spent, key=spent.get)
+    return f"{name} {spent[name] / step.wall:.0%}"
+
+
+def saturation(steps: list[Step]) -> str | None:
+    """Why the climb stops after the last step, or None to go on."""
+    last = steps[-1]
+    if last.error_count:
+        return f"{last.error_count} error(s) at K={last.k}"
+    earlier = [s for s in steps[:-1] if s.k > 1]
+    if earlier:
+        best = max(s.rate for s in earlier)
+        if last.rate < 1.1 * best:
+            return f"ops/s stopped growing: {last.rate:.1f} at K={last.k} against {best:.1f} before"
+        first = earlier[0].op_time
+        if first and last.op_time:
+            p99, p99_first = percentile(last.op_time, 0.99), percentile(first, 0.99)
+            if p99 > 10 * p99_first:
+                return (
+                    f"p99 operation time exploded: {ms(p99)} at K={last.k}, "
+                    f"{ms(p99_first)} at K={earlier[0].k}"
+                )
+    return None
+
+
+def print_summary(rows: list[tuple[str, Step, list[str]]]) -> None:
+    print(
+        "\nsummary (first text and operation time per operation and watcher; CPU/op: every "
+        "server process, PostgreSQL and Redis included, per completed operation; busiest: % "
+        "of one core)"
+    )
+    head = (
+        f"  {'setup':<9} {'K':>4} {'ops':>5} {'ops/s':>6}  {'first text p50/p99':>19}  "
+        f"{'op time p50/p99':>19}  {'errors':>6}  {'CPU/op':>7}  {'busiest process':<22} "
+        "machine"
+    )
+    print(head)
+    for setup, step, names in rows:
+        print(
+            f"  {setup:<9} {step.k:>4} {step.ops:>5} {step.rate:>6.1f}  "
+            f"{p50_p99(step.first_text):>19}  {p50_p99(step.op_time):>19}  "
+            f"{step.error_count:>6}  {server_cpu_per_op(step, names):>7}  "
+            f"{busiest(step, names):<22} "
+            f"{step.cpu.get('_machine_busy', 0):.0%}"
+        )
+    print("\nCPU per process, % of one core over each step's wall time")
+    for setup in dict.fromkeys(r[0] for r in rows):
+        ours = [r for r in rows if r[0] == setup]
+        names = [
+            n
+            for n in [*ours[0][2], "postgres", "redis", "load generator"]
+            if any(n in step.cpu for _, step, _ in ours)
+        ]
+        print(f"  {setup:<9} {'K':>4}  " + "  ".join(f"{n:>14}" for n in names))
+        for _, step, _ in ours:
+            cells = []
+            for n in names:
+                v = step.cpu.get(n)
+                cells.append(f"{'—' if v is None else f'{v / step.wall:.0%}':>14}")
+            print(f"  {'':<9} {step.k:>4}  " + "  ".join(cells))
+
+
+# --- the setups ---------------------------------------------------------------------------
+
+
+def base_env(extra: dict[str, str]) -> dict[str, str]:
+    """This process's environment without jaiweb's settings, plus ``extra``."""
+    ours = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}
+    env = {k: v for k, v in os.environ.items() if k not in ours and not k.startswith("JAIWEB_")}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return {
+        **env,
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-load-only-secret",
+        "JAIWEB_HTTPS": "0",  # plain http on the loopback: cookies without Secure
+        "JAIWEB_PROMPTS_PER_MINUTE": "1000000",
+        "JAIWEB_IMAGE_BACKEND": "local",
+        "DJANGO_SETTINGS_MODULE": "jaiweb.settings",
+        "PYTHONUNBUFFERED": "1",
+        **extra,
+    }
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 600) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"manage.py {args[0]} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    return done.stdout
+
+
+def make_users(run_manage, count: int, prefix: str) -> list[dict]:
+    out = run_manage("shell", "-c", SETUP_USERS.format(count=count, prefix=prefix))
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def climb(setup: str, urls: list[str], run_manage, probe: CpuProbe, names, args, pg_counter, gone):
+    profiles = (
+        Profiles(Path(args.profile), {n: probe.pids[n] for n in names}) if args.profile else None
+    )
+    """The steps of one setup: K = 1, then each of --sessions until it saturates."""
+    steps: list[Step] = []
+    for n, k in enumerate([1, *args.ks]):
+        t = time.perf_counter()
+        users = make_users(run_manage, k, f"load{n}k{k}u")
+        label = "baseline, 1 session" if k == 1 else f"{k} sessions"
+        ops = max(args.ops_per_session, BASELINE_OPS) if k == 1 else args.ops_per_session
+        print(
+            f"  [{label}, {args.watchers * k} watchers, {ops} operations each; "
+            f"{k} users made in {time.perf_counter() - t:.1f} s; load "
+            f"{os.getloadavg()[0]:.1f}]",
+            flush=True,
+        )
+        if profiles and k > 1:
+            profiles.start(f"{setup}-K{k}")
+        step = asyncio.run(run_step(k, ops, users, urls, args, probe, pg_counter))
+        for note in gone():
+            step.error("process_died", note)
+        report_step(setup, step, names)
+        if profiles and k > 1:
+            profiles.stop()
+        steps.append(step)
+        if k == 1:
+            continue
+        why = saturation(steps)
+        rest = [x for x in args.ks if x > k]
+        if why and rest:
+            if args.no_stop:
+                print(f"  saturated ({why}); --no-stop: going on to K={rest[0]}")
+            else:
+                print(f"  saturated: {why}; not going on to K={','.join(map(str, rest))}")
+                break
+        elif why:
+            print(f"  saturated: {why}")
+    return steps
+
+
+def run_embedded(args) -> list[Step]:
+    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-"))
+    env = base_env(
+        {
+            "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
+            "JAIWEB_MEDIA_ROOT": str(tmp / "media"),
+        }
+    )
+    child = None
+    try:
+        manage(env, "migrate", "--noinput", "-v", "0")
+        # StudioChild lays its variables over os.environ: an empty value unsets one.
+        overrides = {k: "" for k in os.environ if k not in env}
+        child = StudioChild({**overrides, **env})
+        print(
+            f"  studio child pid {child.pid} on {child.url}/, SQLite {tmp / 'bench.sqlite3'}, "
+            "in-memory channel layer, the in-process runner (4 worker threads)",
+            flush=True,
+        )
+        probe = CpuProbe({"studio": child.pid}, servers=False)
+        steps = climb(
+            "embedded",
+            [child.url + "/"],
+            lambda *a: manage(env, *a),
+            probe,
+            ["studio"],
+            args,
+            None,
+            lambda: (
+                []
+                if child.process.poll() is None
+                else [f"the studio exited with code {child.process.returncode}"]
+            ),
+        )
+    finally:
+        if child is not None:
+            child.stop()
+            errors = [ln for ln in child.err if "Traceback" in ln or "ERROR" in ln]
+            if errors:
+                print(f"  the studio child logged {len(errors)} error(s); last lines:")
+                for ln in child.err[-15:]:
+                    print(f"    | {ln}")
+        shutil.rmtree(tmp, ignore_errors=True)
+    return steps
+
+
+def pg_admin(sql: str):
+    import psycopg
+
+    with psycopg.connect(
+        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
+    ) as conn:
+        cursor = conn.execute(sql)
+        return cursor.fetchall() if cursor.description else None
+
+
+def pg_counter() -> dict[str, int]:
+    rows = pg_admin(f"SELECT sessions, xact_commit FROM pg_stat_database WHERE datname = '{PG_DB}'")
+    return {"sessions": int(rows[0][0]), "xact_commit": int(rows[0][1])}
+
+
+def flush_redis() -> None:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def run_cluster(args) -> list[Step]:
+    from jaiweb.ops.cluster import Cluster
+
+    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-"))
+    pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+    pg_admin(f"CREATE DATABASE {PG_DB}")
+    flush_redis()
+    env = base_env(
+        {
+            "DATABASE_URL": f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}",
+            "REDIS_URL": REDIS_URL,
+            "JAIWEB_MEDIA_ROOT": str(tmp / "media"),
+        }
+    )
+    cluster = Cluster(
+        web=2,
+        runners=2,
+        port=0,
+        logs=Path(args.logs) if args.logs else tmp / "logs",
+        env=env,
+        workers=args.workers,
+        stop_timeout=5,
+    )
+    try:
+        started = time.perf_counter()
+        cluster.start()
+        version = pg_admin("SELECT version()")[0][0].split(" on ")[0]
+        print(
+            f"  cluster up in {time.perf_counter() - started:.1f} s: "
+            + "; ".join(
+                f"{m.name} pid {m.pid}" + (f" {m.url}" if m.url else "")
+                for m in cluster.members.values()
+            )
+            + f"; {version}, Redis db 5; runagents --workers {args.workers}",
+            flush=True,
+        )
+        names = list(cluster.members)
+        probe = CpuProbe({n: m.pid for n, m in cluster.members.items()}, servers=True)
+        steps = climb(
+            "cluster",
+            cluster.urls,
+            cluster.manage,
+            probe,
+            names,
+            args,
+            pg_counter,
+            lambda: [
+                f"{m.name} exited with code {m.process.returncode}; its log: "
+                + " | ".join(m.log_tail(3).splitlines())[-300:]
+                for m in cluster.members.values()
+                if not m.running
+            ],
+        )
+    finally:
+        cluster.stop()
+        for m in cluster.members.values():
+            text = m.log.read_text(errors="replace") if m.log.exists() else ""
+            errors = [ln for ln in text.splitlines() if "Traceback" in ln or " ERROR " in ln]
+            if errors:
+                print(f"  {m.name} logged {len(errors)} error(s); the end of {m.log}:")
+                for ln in text.splitlines()[-15:]:
+                    print(f"    | {ln}")
+        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+        flush_redis()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return steps
+
+
+def all_cpu() -> dict[int, tuple[float, str]]:
+    """CPU seconds so far and the command line of every process."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            spent = cpu_seconds(int(entry.name))
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if spent is not None:
+            out[int(entry.name)] = (spent, cmd.strip())
+    return out
+
+
+def other_load(seconds: float = 2.0) -> str:
+    """What else is using the CPU over the next ``seconds`` (a test suite, another bench)."""
+    before, machine0 = all_cpu(), machine_ticks()
+    time.sleep(seconds)
+    after, machine1 = all_cpu(), machine_ticks()
+    busy = (machine1[0] - machine0[0]) / max(machine1[1] - machine0[1], 1)
+    used = sorted(
+        ((after[p][0] - before[p][0], after[p][1]) for p in after if p in before),
+        reverse=True,
+    )
+    top = [f"{cmd[:70]} {t / seconds:.0%}" for t, cmd in used[:4] if t / seconds >= 0.05]
+    return f"machine {busy:.0%} busy; " + ("; ".join(top) or "no process above 5 % of a core")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--setup", choices=["embedded", "cluster", "both"], default="both")
+    parser.add_argument("--sessions", help="the K steps, ascending (10,50,200; quick 10,50)")
+    parser.add_argument(
+        "--ops-per-session", type=int, help="prompts each session sends in a step (3; quick 2)"
+    )
+    parser.add_argument("--quick", action="store_true", help="K = 10,50 and 2 operations each")
+    parser.add_argument(
+        "--timeout", type=float, default=120, help="seconds an operation (or a request) may take"
+    )
+    parser.add_argument("--workers", type=int, default=4, help="runagents --workers (cluster)")
+    parser.add_argument(
+        "--watchers", type=int, default=2, help="websockets per session (2; at least 1)"
+    )
+    parser.add_argument(
+        "--no-stop", action="store_true", help="run every K even after it saturates"
+    )
+    parser.add_argument("--logs", help="keep the cluster's logs in this folder (default: removed)")
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="py-spy record each server process during each step into DIR (py-spy needed)",
+    )
+    args = parser.parse_args()
+    if args.profile and not py_spy():
+        parser.error("--profile needs py-spy: .venv/bin/pip install py-spy (not a dependency)")
+    if args.watchers < 1:
+        parser.error("--watchers must be at least 1: operations end when a watcher sees them end")
+    args.ks = sorted(
+        {int(x) for x in (args.sessions or ("10,50" if args.quick else "10,50,200")).split(",")}
+        - {1}
+    )
+    if args.ops_per_session is None:
+        args.ops_per_session = 2 if args.quick else 3
+    print(
+        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {os.cpu_count()}, "
+        f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; setup {args.setup}, "
+        f"K {','.join(map(str, args.ks))}, {args.ops_per_session} operations per session"
+        + ("; --quick" if args.quick else "")
+    )
+    print(f"before the run, over 2 s: {other_load()}")
+    started = time.monotonic()
+    rows: list[tuple[str, Step, list[str]]] = []
+    if args.setup in ("embedded", "both"):
+        print("\n[embedded: manage.py studio, SQLite, in-memory layer]", flush=True)
+        rows += [("embedded", s, ["studio"]) for s in run_embedded(args)]
+    if args.setup in ("cluster", "both"):
+        print("\n[cluster: 2 daphne + 2 runagents, PostgreSQL, Redis]", flush=True)
+        names = ["web-1", "web-2", "runner-1", "runner-2"]
+        rows += [("cluster", s, names) for s in run_cluster(args)]
+    print_summary(rows)
+    total = sum(s.error_count for _, s, _ in rows)
+    print(f"\n  errors over the whole run: {total}" + ("" if not total else "  (must be 0)"))
+    print(f"  (whole run {time.monotonic() - started:.0f} s; load now {os.getloadavg()[0]:.1f})")
+
+
+if __name__ == "__main__":
+    main()
