@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from jaiweb.agent.events import EventSink, NullSink
@@ -46,6 +47,7 @@ from journal.records import ErrorInfo, OperationFinished
 from journal.recovery import fold_operation, verdict_for
 
 log = logging.getLogger(__name__)
+MAX_BACKOFF = 5.0  # seconds between claims while the database keeps failing
 
 
 def _host() -> str:
@@ -128,6 +130,7 @@ class Runner:
         self.config = config or RunnerConfig()
         self.loop_config = loop_config
         self.wake = threading.Event()
+        self._failures = 0  # claims in a row the database refused
         _LOCAL_RUNNERS.add(self)
 
     # -- one operation ------------------------------------------------------------------
@@ -141,6 +144,27 @@ class Runner:
             lease_seconds=self.config.lease_seconds,
             operation_id=operation_id,
         )
+
+    def claim_or_wait(self) -> Lease | None:
+        """``claim``, but a database that is down or refusing connections costs a pause
+        (growing to ``MAX_BACKOFF`` seconds while it lasts), never the runner itself: the
+        claim is tried again, and the work is still in the database when it comes back."""
+        try:
+            lease = self.claim()
+        except DatabaseError as exc:
+            self._failures += 1
+            pause = min(MAX_BACKOFF, self.config.poll_seconds * 2**self._failures)
+            log.warning(
+                "runner %s: the database failed (%s); trying again in %.1f s",
+                self.identity,
+                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                pause,
+            )
+            connection.close()
+            time.sleep(pause)
+            return None
+        self._failures = 0
+        return lease
 
     def _operation_run(self, lease: Lease) -> OperationRun:
         return OperationRun(
@@ -264,7 +288,7 @@ class Runner:
             while not stop.is_set():
                 if not busy.acquire(timeout=self.config.poll_seconds):
                     continue
-                lease = self.claim()
+                lease = self.claim_or_wait()
                 close_old_connections()
                 if lease is None:
                     busy.release()
@@ -296,10 +320,16 @@ class Runner:
 
             return loop.run_in_executor(pool, call)
 
-        log.warning("recovery: %s", await in_thread(self.takeover))
+        while not stop.is_set():
+            try:
+                log.warning("recovery: %s", await in_thread(self.takeover))
+                break
+            except DatabaseError as exc:  # the web side serves on; the runner waits
+                log.warning("runner %s: no recovery pass yet (%s)", self.identity, exc)
+                await asyncio.sleep(MAX_BACKOFF)
         while not stop.is_set():
             await busy.acquire()
-            lease = await in_thread(self.claim)
+            lease = await in_thread(self.claim_or_wait)
             if lease is None:
                 busy.release()
                 await asyncio.to_thread(self.wake.wait, self.config.poll_seconds)
