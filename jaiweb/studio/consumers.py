@@ -91,9 +91,15 @@ def _regions(session_id: str, language: str) -> str:
     return regions_html_shared(session=session, language=language)
 
 
+# A catch-up this long after the last event of a burst: the journal's final state reaches
+# the watcher even when the burst's last event was lost (a full channel drops messages).
+SETTLE_SECONDS = 1.5
+
+
 class SessionConsumer(AsyncWebsocketConsumer):
     group: str | None = None
     catching_up: asyncio.Task | None = None
+    settle: asyncio.TimerHandle | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -124,6 +130,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await super().dispatch(message)
 
     async def disconnect(self, code: int) -> None:
+        if self.settle is not None:
+            self.settle.cancel()
         if self.catching_up is not None:
             self.catching_up.cancel()
         if self.group is not None:
@@ -144,6 +152,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.catch_up()
 
     async def catch_up(self) -> None:
+        self._catch_up_soon()
+
+    def _catch_up_soon(self) -> None:
         """Re-read the journal and send every region: the journal is the truth.
 
         Runs beside the event handlers, so deltas keep flowing while the database is read
@@ -169,7 +180,17 @@ class SessionConsumer(AsyncWebsocketConsumer):
                     log.debug("a catch-up for a closed socket of %s", self.session_id)
                     return
 
+    def _settle_later(self) -> None:
+        if self.settle is not None:
+            self.settle.cancel()
+        self.settle = asyncio.get_running_loop().call_later(SETTLE_SECONDS, self._settled)
+
+    def _settled(self) -> None:
+        self.settle = None
+        self._catch_up_soon()
+
     async def session_event(self, message: dict[str, Any]) -> None:
+        self._settle_later()
         event = message.get("event") or {}
         n = event.get("n")
         if isinstance(n, int):

@@ -57,6 +57,7 @@ def regions_html(
 _CACHE_SIZE = 256
 _rendered: OrderedDict[tuple, str] = OrderedDict()
 _rendered_lock = threading.Lock()
+_rendering: dict[tuple, threading.Event] = {}  # versions being rendered right now
 
 
 def _version(session: ComicSession) -> tuple:
@@ -74,16 +75,31 @@ def _version(session: ComicSession) -> tuple:
 
 
 def regions_html_shared(*, session: ComicSession, language: str) -> str:
-    """``regions_html`` for a watcher, from the cache when nothing it shows has changed."""
+    """``regions_html`` for a watcher, from the cache when nothing it shows has changed;
+    watchers asking for the same version at once wait for one rendering of it."""
     key = (*_version(session), language)
     with _rendered_lock:
         html = _rendered.get(key)
         if html is not None:
             _rendered.move_to_end(key)
             return html
-    html = regions_html(session=session, language=language)
-    with _rendered_lock:
-        _rendered[key] = html
-        while len(_rendered) > _CACHE_SIZE:
-            _rendered.popitem(last=False)
-    return html
+        rendering = _rendering.get(key)
+        mine = rendering is None
+        if mine:
+            rendering = _rendering[key] = threading.Event()
+    if not mine:
+        rendering.wait(timeout=10)
+        with _rendered_lock:
+            html = _rendered.get(key)
+        return html if html is not None else regions_html(session=session, language=language)
+    try:
+        html = regions_html(session=session, language=language)
+        with _rendered_lock:
+            _rendered[key] = html
+            while len(_rendered) > _CACHE_SIZE:
+                _rendered.popitem(last=False)
+        return html
+    finally:
+        with _rendered_lock:
+            _rendering.pop(key, None)
+        rendering.set()

@@ -178,6 +178,7 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
         return real(session_id, language)
 
     monkeypatch.setattr(consumers, "_regions", slow_regions)
+    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
     layer = get_channel_layer()
     started = time.monotonic()
     for n in range(1, 41):
@@ -193,4 +194,23 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
     assert all('id="tree"' in f for f in regions)
     assert await ws.receive_nothing(timeout=1.2)
     assert len(reads) == 2  # the first, then one for the 19 asked while it ran
+    await ws.disconnect()
+
+
+@in_loop
+async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode, monkeypatch):
+    """Even a burst whose last event was lost ends with the journal's state on the page."""
+    from jaiweb.studio import consumers
+
+    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 0.3)
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    layer = get_channel_layer()
+    for n in (1, 2, 3):
+        event = {"type": "text_delta", "text": f"t{n}", "n": n}
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+    for n in (1, 2, 3):
+        assert f"t{n}" in await ws.receive_from(timeout=5)
+    assert 'id="tree"' in await ws.receive_from(timeout=3)  # the settle pass
+    assert await ws.receive_nothing(timeout=0.6)  # once per burst
     await ws.disconnect()
