@@ -23,7 +23,10 @@ print(json.dumps({
     "DEBUG": s.DEBUG,
     "SECRET_KEY": s.SECRET_KEY,
     "DATABASE": {k: str(v) for k, v in s.DATABASES["default"].items() if k != "TEST"},
-    "DATABASE_OPTIONS": s.DATABASES["default"]["OPTIONS"],
+    "DATABASE_OPTIONS": {
+        k: ({n: (x.__name__ if callable(x) else x) for n, x in v.items()} if k == "pool" else v)
+        for k, v in s.DATABASES["default"]["OPTIONS"].items()
+    },
     "CHANNEL_LAYERS": s.CHANNEL_LAYERS,
     "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
     "CSRF_TRUSTED_ORIGINS": s.CSRF_TRUSTED_ORIGINS,
@@ -62,6 +65,8 @@ def load(**env: str) -> dict:
         ("JAIWEB_LEASE_SECONDS", "0"),
         ("JAIWEB_CONTEXT_BUDGET", "999"),
         ("JAIWEB_MAX_PROMPT_CHARS", "-1"),
+        ("JAIWEB_DB_POOL", "-1"),
+        ("JAIWEB_DB_POOL", "many"),
         ("DEBUG", "maybe"),
         ("DATABASE_URL", "mysql://x"),
         ("DATABASE_URL", "sqlite://"),
@@ -150,7 +155,14 @@ def test_good_values_parse():
         "sslmode": "require",
         "server_side_binding": True,
         "prepare_threshold": 5,
+        # a bounded pool per process; a returned connection keeps no session switch
+        "pool": {"min_size": 1, "max_size": 20, "timeout": 10, "reset": "_pool_reset"},
     }
+    unpooled = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="0")
+    assert "pool" not in unpooled["DATABASE_OPTIONS"]
+    sized = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="5")
+    assert sized["DATABASE_OPTIONS"]["pool"]["max_size"] == 5
+    assert "pool" not in load()["DATABASE_OPTIONS"]  # SQLite: a file, no pool
     assert s["CHANNEL_LAYERS"]["default"] == {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
