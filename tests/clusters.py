@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from websockets.sync.client import connect as ws_connect
 
+from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.ops.cluster import Cluster
 
 SETUP = """
@@ -147,6 +148,18 @@ class Api:
             headers={"Authorization": f"Bearer {token}"},
             timeout=10,
         )
+
+    def session_create(self, title: str) -> str:
+        """A new session whose paid tools run without asking (permission mode "auto")."""
+        r = self.http.post(
+            "/sessions",
+            json={
+                "title": title,
+                "initial_app_state": {**DEFAULT_STATE, "permission_mode": "auto"},
+            },
+        )
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
 
     def prompt(self, session_id: str, text: str) -> str:
         r = self.http.post(f"/sessions/{session_id}/prompts", json={"text": text})

@@ -18,7 +18,6 @@ from datetime import datetime
 
 import pytest
 
-from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.ops.cluster import Cluster
 from tests.clusters import SETUP, Api, lease_of, metrics, wait_until
 from tests.e2e.conftest import VIEWPORT
@@ -52,15 +51,7 @@ def test_a_browser_on_web_a_sees_a_run_from_web_b_survive_its_runner(
         web_a, web_b = cluster.urls
         secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
         api_b = Api(web_b, secrets["token"])
-        created = api_b.http.post(
-            "/sessions",
-            json={
-                "title": "across processes",
-                "initial_app_state": {**DEFAULT_STATE, "permission_mode": "auto"},
-            },
-        )
-        assert created.status_code == 201, created.text
-        session_id = created.json()["id"]
+        session_id = api_b.session_create("across processes")
 
         context = browser.new_context(viewport=VIEWPORT, locale="en-US")
         context.add_cookies([{"name": "sessionid", "value": secrets["cookie"], "url": web_a}])

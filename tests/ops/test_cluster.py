@@ -22,7 +22,6 @@ from datetime import datetime
 import httpx
 import pytest
 
-from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.ops.cluster import ROOT, Cluster, ClusterError
 from tests.clusters import (
     SETUP,
@@ -156,15 +155,7 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
         secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
         api_b = Api(web_b, secrets["token"])
         api_a = Api(web_a, secrets["token"])
-        created = api_b.http.post(
-            "/sessions",
-            json={
-                "title": "cluster",
-                "initial_app_state": {**DEFAULT_STATE, "permission_mode": "auto"},
-            },
-        )
-        assert created.status_code == 201, created.text
-        session_id = created.json()["id"]
+        session_id = api_b.session_create("cluster")
 
         # A watcher on web A, a prompt through web B, the run in the runner process.
         watcher = Watcher(web_a, session_id, secrets["cookie"])
