@@ -204,17 +204,24 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and JAIWEB_DB_POOL:
 
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss", "unix"))
 if REDIS_URL:
+    # Redis pub/sub: a live event is published once and pushed to every web process
+    # subscribed to the session's group. The list-based RedisChannelLayer pops one
+    # message per round trip into a per-process queue of bounded size and drops what
+    # does not fit: at 200 busy sessions a third of the watchers lost their end lines
+    # (docs/PERFORMANCE.md). Pub/sub delivers at most once, like the rest of this
+    # stream: what a watcher misses while disconnected it reads from the journal.
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py 8 reads with a 5 s socket timeout by default, which cuts the
-            # blocking receive of every idle websocket; the layer times its own reads.
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {
+                # redis-py 8 reads with a 5 s socket timeout by default; the layer polls
+                # its subscription itself.
                 "hosts": [
                     {"address": REDIS_URL, "socket_timeout": None, "socket_connect_timeout": 5}
                 ],
-                # A watcher's queue: room for a burst of deltas while its socket is slow.
-                "capacity": 1000,
+                # Pub/sub channels ignore the database number: the prefix keeps a
+                # studio on redis db 1 from hearing one on db 0.
+                "prefix": f"jaiweb.db{urlsplit(REDIS_URL).path.strip('/') or '0'}.",
             },
         }
     }

@@ -164,7 +164,7 @@ def test_good_values_parse():
     assert sized["DATABASE_OPTIONS"]["pool"]["max_size"] == 5
     assert "pool" not in load()["DATABASE_OPTIONS"]  # SQLite: a file, no pool
     assert s["CHANNEL_LAYERS"]["default"] == {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {
             "hosts": [
                 # no read timeout: an idle websocket's blocking receive must not be cut
@@ -174,7 +174,8 @@ def test_good_values_parse():
                     "socket_connect_timeout": 5,
                 }
             ],
-            "capacity": 1000,
+            # pub/sub ignores the database number: the prefix keeps databases apart
+            "prefix": "jaiweb.db1.",
         },
     }
     assert "comics.example" in s["ALLOWED_HOSTS"]

@@ -78,7 +78,8 @@ from journal.errors import UnknownEntry
 
 CHANNEL_LAYER_NAMES = {
     "channels.layers.InMemoryChannelLayer": "in-memory (this process only)",
-    "channels_redis.core.RedisChannelLayer": "Redis",
+    "channels_redis.pubsub.RedisPubSubChannelLayer": "Redis",
+    "channels_redis.core.RedisChannelLayer": "Redis (list queues)",
 }
 
 

@@ -150,7 +150,7 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
                 "ok": True,
                 "database": "ok",
                 "channel_layer": "ok",
-                "layer": "channels_redis.core.RedisChannelLayer",
+                "layer": "channels_redis.pubsub.RedisPubSubChannelLayer",
             }
         secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
         api_b = Api(web_b, secrets["token"])

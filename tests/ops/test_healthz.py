@@ -72,7 +72,7 @@ def test_a_missing_layer_is_an_error(client, settings):
     assert r.json()["layer"] == "none"
 
 
-REDIS = "channels_redis.core.RedisChannelLayer"
+REDIS = "channels_redis.pubsub.RedisPubSubChannelLayer"
 
 
 def test_a_real_redis_round_trip(client, settings):

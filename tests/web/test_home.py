@@ -35,7 +35,7 @@ def test_it_names_the_channel_layer(client, settings):
     assert "in-memory" in client.get("/").content.decode()
     settings.CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"]},
         }
     }
