@@ -94,12 +94,19 @@ def _regions(session_id: str, language: str) -> str:
 # A catch-up this long after the last event of a burst: the journal's final state reaches
 # the watcher even when the burst's last event was lost (a full channel drops messages).
 SETTLE_SECONDS = 1.5
+# At most one catch-up per watcher this often: a run's journal facts come in bursts (a
+# dozen in 150 ms with the offline director), and each pass re-renders every region.
+# The first fact of a burst is rendered at once, the rest together at the end of it.
+CATCH_UP_INTERVAL = 0.2
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
     group: str | None = None
     catching_up: asyncio.Task | None = None
     settle: asyncio.TimerHandle | None = None
+    sent: int | None = None  # hash of the regions last sent: an unchanged journal sends nothing
+    force = False  # the next pass sends even regions this watcher already has
+    last_pass = float("-inf")  # when the last catch-up pass started (the loop's clock)
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -152,6 +159,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.catch_up()
 
     async def catch_up(self) -> None:
+        """Asked for (a connect, a gap, the page): sent even when nothing changed."""
+        self.force = True
         self._catch_up_soon()
 
     def _catch_up_soon(self) -> None:
@@ -167,18 +176,27 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.catching_up = asyncio.ensure_future(self._catch_up_passes())
 
     async def _catch_up_passes(self) -> None:
+        loop = asyncio.get_running_loop()
         self.again = True
         while self.again:
+            # The rest of a burst waits out the interval since the last pass, then goes
+            # in one pass; a change after a quiet spell goes at once.
+            wait = self.last_pass + CATCH_UP_INTERVAL - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
             self.again = False
-            html = await asyncio.get_running_loop().run_in_executor(
+            force, self.force = self.force, False
+            self.last_pass = loop.time()
+            html = await loop.run_in_executor(
                 _RENDERERS, _regions_on_a_renderer, self.session_id, self.language
             )
-            if html:
+            if html and (force or hash(html) != self.sent):
                 try:
                     await self.send(text_data=html)
                 except Exception:  # the socket closed while the journal was read
                     log.debug("a catch-up for a closed socket of %s", self.session_id)
                     return
+                self.sent = hash(html)
 
     def _settle_later(self) -> None:
         if self.settle is not None:
@@ -186,7 +204,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.settle = asyncio.get_running_loop().call_later(SETTLE_SECONDS, self._settled)
 
     def _settled(self) -> None:
+        # Forced: the page may have swapped in an older copy meanwhile (an HTMX
+        # response that raced a live pass); this pass leaves it on the journal's state.
         self.settle = None
+        self.force = True
         self._catch_up_soon()
 
     async def session_event(self, message: dict[str, Any]) -> None:
@@ -242,7 +263,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.send(
                 text_data=_step_line(f"end-{event.get('operation_id', '')}", escape(line))
             )
-        await self.catch_up()
+        self._catch_up_soon()
 
     def _step(self, event: dict[str, Any], *, finished: bool) -> str:
         tool = str(event.get("tool", ""))

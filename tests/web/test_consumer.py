@@ -101,7 +101,12 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
 
 
 @in_loop
-async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, episode):
+async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(
+    alice, episode, monkeypatch
+):
+    from jaiweb.studio import consumers
+
+    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
@@ -118,7 +123,6 @@ async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, 
     assert healed == (
         '<div id="stream-text" hx-swap-oob="true"><p>Once &lt;upon&gt; a time</p></div>'
     )
-    assert 'id="tree"' in await ws.receive_from(timeout=5)  # and the regions follow
     second = {"type": "message", "message": {"role": "assistant", "content": "Done."}}
     await send({"type": "entry_committed", "entry": second, "n": 3})
     assert await ws.receive_from(timeout=5) == (
@@ -179,6 +183,7 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
 
     monkeypatch.setattr(consumers, "_regions", slow_regions)
     monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
+    monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", 0)  # only the slow read folds them
     layer = get_channel_layer()
     started = time.monotonic()
     for n in range(1, 41):
@@ -190,10 +195,48 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
     assert [f"&lt;{n}&gt;" in d for n, d in zip(range(1, 41, 2), deltas, strict=True)] == [
         True
     ] * 20
-    regions = [await ws.receive_from(timeout=5), await ws.receive_from(timeout=5)]
-    assert all('id="tree"' in f for f in regions)
-    assert await ws.receive_nothing(timeout=1.2)
+    assert await ws.receive_nothing(timeout=1.2)  # the journal did not change: no regions
     assert len(reads) == 2  # the first, then one for the 19 asked while it ran
+    await ws.disconnect()
+
+
+@in_loop
+async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval(
+    alice, episode, monkeypatch
+):
+    """A burst of changes costs a render at its start and one at its end."""
+    from jaiweb.render.selectors import wallet_balance
+    from jaiweb.render.services import credits_grant
+    from jaiweb.studio import consumers
+
+    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
+    monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", 0.5)
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    layer = get_channel_layer()
+    balance = await sync_to_async(wallet_balance)(user=alice)
+
+    async def fact(n: int) -> None:  # a change the regions show (the credits), then its event
+        await sync_to_async(credits_grant)(user=alice, amount=1)
+        event = {"type": "entry_committed", "entry": {"type": "app_state"}, "n": n}
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+
+    await fact(1)
+    assert f'data-balance="{balance + 1}"' in await ws.receive_from(timeout=5)  # at once
+    started = time.monotonic()
+    for n in range(2, 12):
+        await fact(n)
+    last = await ws.receive_from(timeout=5)
+    assert time.monotonic() - started >= 0.3  # held to the end of the interval …
+    assert f'data-balance="{balance + 11}"' in last  # … then the state the burst left, once
+    assert await ws.receive_nothing(timeout=0.8)
+    await layer.group_send(
+        group_name(episode.id),
+        {"type": "session.event", "event": {"type": "tool_finished", "n": 12}},
+    )
+    step = await ws.receive_from(timeout=5)
+    assert 'id="tree"' not in step  # the step line only: the regions did not change
+    assert await ws.receive_nothing(timeout=0.8)
     await ws.disconnect()
 
 
