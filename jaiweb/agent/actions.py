@@ -35,6 +35,7 @@ from jaiweb.store.services import (
     operation_stop_request,
     session_navigate,
 )
+from jaiweb.store.wakeups import work_announce
 from journal.entries import AppStateEntry
 
 SessionState = Literal["idle", "running", "parked"]
@@ -92,6 +93,13 @@ def watchers_notify(session_id: str, event: dict[str, Any] | None = None) -> Non
     transaction.on_commit(send)
 
 
+def _runners_wake() -> None:
+    """When the transaction commits: this process's runners now, and every other
+    process's through the database (PostgreSQL), instead of at their next poll."""
+    work_announce()
+    transaction.on_commit(wake_local_runners)
+
+
 def _rate_check(user_id: Any, now: float) -> None:
     limit = settings.JAIWEB_PROMPTS_PER_MINUTE
     minute = int(now // 60)
@@ -111,7 +119,7 @@ def prompt_submit(*, session: ComicSession, user: Any, text: str) -> Accepted:
     _rate_check(user.pk, time.time())
     with transaction.atomic():
         accepted = operation_accept(session_id=session.id, text=text, by=f"user:{user.pk}")
-        transaction.on_commit(wake_local_runners)
+        _runners_wake()
         watchers_notify(session.id)
     return accepted
 
@@ -179,7 +187,7 @@ def inbox_call_resolve(
             reason=reason,
             result=result,
         )
-        transaction.on_commit(wake_local_runners)
+        _runners_wake()
         watchers_notify(operation.session_id)
 
 

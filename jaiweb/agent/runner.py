@@ -42,6 +42,7 @@ from jaiweb.store.leases import (
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records, recovery_evidence
 from jaiweb.store.services import operation_park, run_append
+from jaiweb.store.wakeups import WorkListener
 from journal.errors import CorruptedOperationLog
 from journal.records import ErrorInfo, OperationFinished
 from journal.recovery import fold_operation, verdict_for
@@ -283,6 +284,16 @@ class Runner:
 
     def run_until(self, stop: threading.Event) -> None:
         """Threads only (``runagents``): claim and run until ``stop`` is set."""
+        listener = WorkListener.for_database(self.wake.set)
+        if listener is not None:
+            listener.start()
+        try:
+            self._claim_until(stop)
+        finally:
+            if listener is not None:
+                listener.stop()
+
+    def _claim_until(self, stop: threading.Event) -> None:
         with ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run") as pool:
             busy = threading.Semaphore(self.config.workers)
             while not stop.is_set():
@@ -327,6 +338,9 @@ class Runner:
             except DatabaseError as exc:  # the web side serves on; the runner waits
                 log.warning("runner %s: no recovery pass yet (%s)", self.identity, exc)
                 await asyncio.sleep(MAX_BACKOFF)
+        listener = WorkListener.for_database(self.wake.set)
+        if listener is not None:  # prompts accepted by the other web processes
+            listener.start()
         while not stop.is_set():
             await busy.acquire()
             lease = await in_thread(self.claim_or_wait)
@@ -337,4 +351,6 @@ class Runner:
                 continue
             task = in_thread(self.run_claimed, lease)
             task.add_done_callback(lambda _f: busy.release())
+        if listener is not None:
+            await asyncio.to_thread(listener.stop)
         pool.shutdown(wait=False)
