@@ -7,18 +7,18 @@ commit, so no one ever sees a state that was rolled back.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from jaiweb.agent.events import group_name
+from jaiweb.agent.events import group_name, group_send_nowait
 from jaiweb.agent.inbox import inbox_resolve
 from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character
@@ -39,6 +39,8 @@ from jaiweb.store.wakeups import work_announce
 from journal.entries import AppStateEntry
 
 SessionState = Literal["idle", "running", "parked"]
+
+log = logging.getLogger(__name__)
 
 
 class PromptRateLimited(Exception):
@@ -78,17 +80,10 @@ def watchers_notify(session_id: str, event: dict[str, Any] | None = None) -> Non
     message = {"type": "session.event", "event": event or {"type": "journal_changed"}}
 
     def send() -> None:
-        from channels.layers import get_channel_layer
-
-        layer = get_channel_layer()
-        if layer is None:
-            return
         try:
-            async_to_sync(layer.group_send)(group_name(session_id), message)
+            group_send_nowait(group_name(session_id), message)
         except Exception:  # a watcher's socket must never fail a request
-            import logging
-
-            logging.getLogger(__name__).exception("could not notify %s", session_id)
+            log.exception("could not notify %s", session_id)
 
     transaction.on_commit(send)
 

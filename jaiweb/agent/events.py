@@ -138,3 +138,30 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="jaiweb-events", daemon=True).start()
         return _loop
+
+
+def group_send_nowait(group: str, message: dict[str, Any]) -> None:
+    """Send to a group without waiting for it; for request threads.
+
+    The in-memory layer lives on the server's event loop: the send hops there and waits,
+    which costs microseconds. Redis can be reached from any loop, so the send goes to this
+    process's background loop. A request thread that waited for the busy server loop to
+    get round to the publish would hold its pooled database connection meanwhile: on a
+    saturated cluster, prompts waited seconds for connections held that way.
+    """
+    from asgiref.sync import async_to_sync
+    from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    if isinstance(layer, InMemoryChannelLayer):
+        async_to_sync(layer.group_send)(group, message)
+        return
+    sent = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _background_loop())
+    sent.add_done_callback(_log_failure)
+
+
+def _log_failure(sent: Any) -> None:
+    if not sent.cancelled() and sent.exception() is not None:
+        log.error("could not send a live event", exc_info=sent.exception())
