@@ -124,7 +124,9 @@ class OperationLog:
     usage: dict[str, UsageSettled] = field(default_factory=dict)
     calls: dict[str, CallLog] = field(default_factory=dict)
     inputs: list[InputQueued] = field(default_factory=list)
-    unanswered_inputs: list[InputQueued] = field(default_factory=list)
+    # Queued since the latest ``model_attempted``: no reply can have answered them yet.
+    # (An input queued earlier is answered only if its entry exists: see ``pending_inputs``.)
+    inputs_since_attempt: list[InputQueued] = field(default_factory=list)
     stop: StopRequested | None = None
     finished: OperationFinished | None = None
     dispatch_order: list[str] = field(default_factory=list)  # by latest dispatch
@@ -167,6 +169,7 @@ def fold_operation(records: Sequence[Record]) -> OperationLog:
     assistant_ids: set[str] = set()
     input_ids: set[str] = set()
     input_entry_ids = {first.input_entry_id}
+    result_owners: dict[str, str] = {}  # result entry id → the one call it belongs to
 
     for pos, record in enumerate(records[1:], start=1):
         if record.operation_id != op_id:
@@ -184,10 +187,12 @@ def fold_operation(records: Sequence[Record]) -> OperationLog:
                 attempts_by_id[record.attempt_id] = record
                 assistant_ids.add(record.assistant_entry_id)
                 log.attempts.append(record)
-                log.unanswered_inputs.clear()
+                log.inputs_since_attempt.clear()
             case UsageSettled():
                 if record.attempt_id not in attempts_by_id:
                     raise corrupt(f"usage_settled names unknown attempt {record.attempt_id!r}")
+                if record.attempt_id in log.usage:
+                    raise corrupt(f"usage_settled twice for attempt {record.attempt_id!r}")
                 log.usage[record.attempt_id] = record
             case ApprovalRequested():
                 call = _call(log, record.tool_call_id)
@@ -202,6 +207,12 @@ def fold_operation(records: Sequence[Record]) -> OperationLog:
                     raise corrupt(
                         f"dispatch of {record.tool_call_id!r} names unknown assistant entry "
                         f"{record.assistant_entry_id!r}"
+                    )
+                owner = result_owners.setdefault(record.result_entry_id, record.tool_call_id)
+                if owner != record.tool_call_id:
+                    raise corrupt(
+                        f"calls {owner!r} and {record.tool_call_id!r} share the result entry "
+                        f"{record.result_entry_id!r}"
                     )
                 call = _call(log, record.tool_call_id)
                 _check_redispatch(call, record, corrupt)
@@ -224,7 +235,7 @@ def fold_operation(records: Sequence[Record]) -> OperationLog:
                 input_ids.add(record.input_id)
                 input_entry_ids.add(record.input_entry_id)
                 log.inputs.append(record)
-                log.unanswered_inputs.append(record)
+                log.inputs_since_attempt.append(record)
             case StopRequested():
                 if log.stop is None:
                     log.stop = record
@@ -282,10 +293,8 @@ def verdict_for(log: OperationLog, evidence: RecoveryEvidence) -> Verdict:
 
     if log.accepted.input_entry_id not in present:
         raise corrupt(f"input entry {log.accepted.input_entry_id!r} is absent")
-    attempts = {a.attempt_id: a for a in log.attempts}
-    for attempt_id in log.usage:
-        if attempts[attempt_id].assistant_entry_id not in present:
-            raise corrupt(f"usage settled for attempt {attempt_id!r}, whose reply is absent")
+    # usage_settled is a ledger fact: it may stand for a reply that was never written.
+    pending = pending_inputs(log, present)
 
     open_calls: list[Dispatch] = []
     redispatch: list[str] = []
@@ -318,6 +327,10 @@ def verdict_for(log: OperationLog, evidence: RecoveryEvidence) -> Verdict:
 
     # 2. the run finished durably
     if log.finished is not None:
+        if pending and log.finished.outcome != "interrupted":
+            raise corrupt(
+                f"finished {log.finished.outcome} while input {pending[0]!r} has no entry"
+            )
         return Verdict(
             status="terminal", finalization="durable", outcome=log.finished.outcome, **base
         )
@@ -325,18 +338,48 @@ def verdict_for(log: OperationLog, evidence: RecoveryEvidence) -> Verdict:
     # 3. the provider was called and its reply never became durable
     latest = log.latest_attempt
     if latest is not None and latest.assistant_entry_id not in present:
-        return Verdict(status="provider_interrupted", attempt_id=latest.attempt_id, **base)
+        return Verdict(
+            status="provider_interrupted",
+            attempt_id=latest.attempt_id,
+            pending_inputs=pending,
+            **base,
+        )
 
     # 4. the turn had ended; only operation_finished is missing
-    if latest is not None and not log.unanswered_inputs and not redispatch and not stop_requested:
+    unanswered = pending or log.inputs_since_attempt
+    if latest is not None and not unanswered and not redispatch and not stop_requested:
         stop_reason = evidence.final_assistant_entries.get(latest.assistant_entry_id)
         outcome = _OUTCOME_OF_STOP_REASON.get(stop_reason) if stop_reason else None
         if outcome is not None:
             return Verdict(status="terminal", finalization="inferred", outcome=outcome, **base)
 
     # 5. safe to go on from the journal without asking the model again
-    pending = [i.input_id for i in log.inputs if i.input_entry_id not in present]
     return Verdict(status="ready", pending_inputs=pending, redispatch=redispatch, **base)
+
+
+def describe(verdict: Verdict) -> str:
+    """A verdict in a few words, for the recovery report."""
+    extra = ""
+    if verdict.status == "indeterminate_tool":
+        extra = ", ".join(
+            f"{d.tool_name} {d.tool_call_id} ({d.policy}, dispatch {d.dispatch_attempt})"
+            for d in verdict.dispatches
+        )
+    elif verdict.status == "provider_interrupted":
+        extra = f"attempt {verdict.attempt_id}"
+    elif verdict.status == "terminal":
+        extra = f"{verdict.outcome}, {verdict.finalization}"
+    elif verdict.pending_inputs or verdict.redispatch or verdict.stop_requested:
+        parts = [f"{len(verdict.pending_inputs)} queued input(s)"] if verdict.pending_inputs else []
+        parts += [f"re-dispatch {', '.join(verdict.redispatch)}"] if verdict.redispatch else []
+        parts += ["stop requested"] if verdict.stop_requested else []
+        extra = "; ".join(parts)
+    return f"found {verdict.status}" + (f" ({extra})" if extra else "")
+
+
+def pending_inputs(log: OperationLog, present: frozenset[str]) -> list[str]:
+    """Input ids whose entry is absent, whenever they were queued: not in the tree yet."""
+    return [i.input_id for i in log.inputs if i.input_entry_id not in present]
 
 
 def _dispatch_of(record: ToolDispatched) -> Dispatch:

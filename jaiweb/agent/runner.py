@@ -258,12 +258,17 @@ class Runner:
                 if self._given_up(lease):
                     lines.append(f"{op_id}: given up after too many claims")
                     continue
-                lines.append(f"{op_id}: {self._operation_run(lease).settle()}")
+                lines.append(f"{op_id}: {self._operation_run(lease).recover()}")
             except CorruptedOperationLog as exc:
                 lines.append(
                     f"{op_id}: corrupted log ({exc.reason}): "
                     f"{self._park(lease, f'the operation log is corrupted: {exc.reason}')}"
                     ", left for an admin"
+                )
+            except Exception as exc:  # one bad operation must not stop the pass
+                log.exception("recovery of %s failed", op_id)
+                lines.append(
+                    f"{op_id}: could not be recovered ({type(exc).__name__}: {exc}); left as it is"
                 )
             finally:
                 lease_release(lease=lease)

@@ -26,6 +26,7 @@ from jaiweb.store.errors import (
     SessionBusy,
     SessionNotFound,
     StaleLeaf,
+    StaleLog,
 )
 from jaiweb.store.models import ComicSession, Operation
 from journal.entries import Entry as JournalEntry
@@ -237,13 +238,17 @@ def append_records(
     *,
     fencing: int | None,
     now: datetime,
+    expected_seq: int | None = None,
 ) -> int:
     """Append records to an unfinished operation; returns the last record's seq.
 
     With ``fencing`` (a runner's write) the operation's fencing number must still be that
-    one, else ``LeaseLost``. Without it (a write from the web) the caller has checked the
-    operation's state under lock. ``operation_finished`` sets the outcome in the same
-    statement's transaction and releases the lease.
+    one, else ``LeaseLost``. With ``expected_seq`` the log must still end at that record
+    (the one the runner decided from), else ``StaleLog``; both checks are in the UPDATE
+    that allocates the new seqs, so they hold at commit. Without them (a write from the
+    web) the caller has checked the operation's state under lock; either way writers of
+    one operation queue on its row. ``operation_finished`` sets the outcome in the same
+    transaction and releases the lease.
     """
     if not records:
         raise OperationStateConflict("nothing to append")
@@ -255,22 +260,16 @@ def append_records(
     for record in records[:-1]:
         if isinstance(record, OperationFinished):
             raise OperationStateConflict("operation_finished must be the last record")
-    fence = "" if fencing is None else " AND fencing = %s"
-    params: list = [len(records), operation_id] + ([] if fencing is None else [fencing])
+    fence, checks = _checks(fencing, expected_seq)
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE store_operation SET record_count = record_count + %s "
             f"WHERE id = %s AND outcome IS NULL{fence} RETURNING record_count",
-            params,
+            [len(records), operation_id, *checks],
         )
         row = cursor.fetchone()
     if row is None:
-        op = Operation.objects.filter(pk=operation_id).values("outcome", "fencing").first()
-        if op is None:
-            raise OperationNotFound(operation_id)
-        if op["outcome"] is not None:
-            raise OperationStateConflict(f"operation {operation_id!r} is finished")
-        raise LeaseLost(operation_id, fencing or 0)
+        raise _record_refusal(operation_id, fencing, expected_seq)
     first_seq = row[0] - len(records) + 1
     payload = "%s" if connection.vendor == "sqlite" else "%s::jsonb"
     with connection.cursor() as cursor:
@@ -300,14 +299,43 @@ def append_records(
     return first_seq + len(records) - 1
 
 
-def fencing_check(operation_id: str, fencing: int) -> None:
-    """Inside the caller's transaction: the run still holds its lease (row locked till commit)."""
+def _checks(fencing: int | None, expected_seq: int | None) -> tuple[str, list[int]]:
+    """The WHERE clauses (and their values) of a runner's checks on the operation row."""
+    sql, values = "", []
+    if fencing is not None:
+        sql, values = sql + " AND fencing = %s", [*values, fencing]
+    if expected_seq is not None:
+        sql, values = sql + " AND record_count = %s", [*values, expected_seq]
+    return sql, values
+
+
+def _record_refusal(operation_id: str, fencing: int | None, expected_seq: int | None) -> Exception:
+    """Why the operation row refused a write: read only after the fact."""
+    op = (
+        Operation.objects.filter(pk=operation_id)
+        .values("outcome", "fencing", "record_count")
+        .first()
+    )
+    if op is None:
+        return OperationNotFound(operation_id)
+    if op["outcome"] is not None:
+        return OperationStateConflict(f"operation {operation_id!r} is finished")
+    if fencing is not None and op["fencing"] != fencing:
+        return LeaseLost(operation_id, fencing)
+    if expected_seq is not None and op["record_count"] != expected_seq:
+        return StaleLog(operation_id, expected_seq, op["record_count"])
+    return LeaseLost(operation_id, fencing or 0)
+
+
+def fencing_check(operation_id: str, fencing: int, expected_seq: int | None = None) -> None:
+    """Inside the caller's transaction: the run still holds its lease (row locked till commit),
+    and, with ``expected_seq``, its log still ends where the runner read it."""
     lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
+    fence, checks = _checks(fencing, expected_seq)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM store_operation WHERE id = %s AND fencing = %s AND outcome IS NULL"
-            + lock,
-            [operation_id, fencing],
+            f"SELECT 1 FROM store_operation WHERE id = %s AND outcome IS NULL{fence}{lock}",
+            [operation_id, *checks],
         )
         if cursor.fetchone() is None:
-            raise LeaseLost(operation_id, fencing)
+            raise _record_refusal(operation_id, fencing, expected_seq)

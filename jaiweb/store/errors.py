@@ -76,6 +76,25 @@ class PromptTooLong(StoreError):
         super().__init__(f"the prompt has {length} characters; at most {limit} are accepted")
 
 
+class StaleLog(StoreError):
+    """A runner decided from an operation log that has grown since: decide again.
+
+    Another writer (a steering prompt, a stop, an approval, an admin) appended a record
+    between the runner's read and its append; nothing of the append was written.
+    """
+
+    code = "stale_log"
+
+    def __init__(self, operation_id: str, expected: int, actual: int | None):
+        self.operation_id = operation_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"operation {operation_id!r}: decided at record {expected}, "
+            f"but the log has {actual} records"
+        )
+
+
 class LeaseLost(StoreError):
     """A runner's lease was taken over: its fencing number no longer matches."""
 

@@ -3,8 +3,9 @@
 For each session: entries numbered 1..n without gaps; rows agree with their payloads;
 the entries fold into a well-formed tree (one root, every parent appended before its
 child, no duplicate id); the stored leaf, count and chain positions equal the fold.
-For each operation: records numbered without gaps and all its own; the log is
-recoverable; the stored outcome and record count equal the fold.
+For each operation: records numbered without gaps and all its own; every input it
+accepted is in the tree unless it ended ``interrupted`` (a lost prompt is named with its
+text); the log is recoverable; the stored outcome and record count equal the fold.
 """
 
 from __future__ import annotations
@@ -114,9 +115,26 @@ def _operation_problems(op: Operation, evidence: RecoveryEvidence) -> Iterator[s
         yield f"stored record_count {op.record_count}, but {len(rows)} records"
     try:
         log = fold_operation(records)
-        verdict_for(log, evidence)
     except JournalError as exc:
         yield f"log is not recoverable: {exc}"
+        return
+    lost = [
+        i
+        for i in log.inputs
+        if i.input_entry_id not in evidence.entry_ids
+        and log.finished is not None
+        and log.finished.outcome != "interrupted"
+    ]
+    for queued in lost:
+        yield (
+            f"input {queued.input_id!r} was accepted but never written to the tree "
+            f"(operation finished {log.finished.outcome}): {queued.text!r}"
+        )
+    try:
+        verdict_for(log, evidence)
+    except JournalError as exc:
+        if not (lost and "has no entry" in str(exc)):  # said above, input by input
+            yield f"log is not recoverable: {exc}"
         return
     folded = log.finished.outcome if log.finished else None
     if op.outcome != folded:

@@ -311,14 +311,17 @@ def run_append(
     entries: Sequence[JournalEntry] = (),
     expected_leaf_id: str | None = None,
     session_id: str | None = None,
+    expected_seq: int | None = None,
     now: datetime | None = None,
 ) -> None:
     """A runner's write: entries and records of its run in one transaction, fenced.
 
     Refused with ``LeaseLost`` when another runner has claimed the operation since, and
-    then nothing is written. Locks the session row before the operation row, in the same
-    order as the web's writes, so the two never deadlock. A runner that knows its
-    session passes ``session_id`` and saves a lookup.
+    with ``StaleLog`` when ``expected_seq`` is given and the log has grown past it (a
+    person's write came between the runner's read and this append); then nothing is
+    written. Locks the session row before the operation row, in the same order as the
+    web's writes, so the two never deadlock. A runner that knows its session passes
+    ``session_id`` and saves a lookup.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -335,9 +338,11 @@ def run_append(
                 session_id, entries, expected_leaf_id=expected_leaf_id, now=now, savepoint=False
             )
         if records:
-            append_records(operation_id, records, fencing=fencing, now=now)
+            append_records(
+                operation_id, records, fencing=fencing, now=now, expected_seq=expected_seq
+            )
         else:
-            fencing_check(operation_id, fencing)
+            fencing_check(operation_id, fencing, expected_seq)
 
 
 def operation_park(

@@ -13,6 +13,7 @@ from jaiweb.agent.providers.base import (
     ToolCallDelta,
     ToolSpec,
     TransientProviderError,
+    UsageReport,
     assemble,
 )
 from jaiweb.agent.providers.openai_compat import OpenAICompatProvider
@@ -108,6 +109,7 @@ def test_text_streams_in_pieces_with_usage(fake_llm):
         TextDelta("猪猪侠"),
         TextDelta("吃下了"),
         TextDelta("棒棒糖……"),
+        UsageReport(Usage(input_tokens=812, output_tokens=64)),  # as soon as it is counted
         StreamEnd("stop", Usage(input_tokens=812, output_tokens=64)),
     ]
 

@@ -158,10 +158,10 @@ def test_rule2_finished_is_terminal_durable():
 def test_rule3_reply_not_durable_is_provider_interrupted():
     records = [accepted(), attempt(1, "A"), attempt(2, "B")]
     assert recover_operation(records, ev("A")) == verdict("provider_interrupted", attempt_id="a2")
-    # inputs queued or a stop while streaming do not change that
+    # inputs queued or a stop while streaming do not change that; the inputs are listed
     records += [queued(1), stop()]
     assert recover_operation(records, ev("A")) == verdict(
-        "provider_interrupted", attempt_id="a2", stop_requested=True
+        "provider_interrupted", attempt_id="a2", stop_requested=True, pending_inputs=["i1"]
     )
 
 

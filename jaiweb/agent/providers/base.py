@@ -50,7 +50,14 @@ class StreamEnd:
     usage: Usage | None = None
 
 
-StreamEvent = TextDelta | ToolCallDelta | StreamEnd
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """The provider's count of the tokens spent so far (may come before the stream ends)."""
+
+    usage: Usage
+
+
+StreamEvent = TextDelta | ToolCallDelta | UsageReport | StreamEnd
 
 
 class ProviderError(Exception):
@@ -133,7 +140,9 @@ def add(reply: Reply, calls: dict[int, RawToolCall], event: StreamEvent) -> None
                 call.name + event.name if call.name and call.name != event.name else (event.name)
             )
         call.arguments += event.arguments
+    elif isinstance(event, UsageReport):
+        reply.usage = event.usage
     else:
         reply.stop_reason = event.stop_reason
-        reply.usage = event.usage
+        reply.usage = event.usage or reply.usage
         reply.complete = True

@@ -24,6 +24,7 @@ from jaiweb.agent.providers.base import (
     ToolCallDelta,
     ToolSpec,
     TransientProviderError,
+    UsageReport,
 )
 from journal.entries import (
     AssistantMessage,
@@ -147,7 +148,10 @@ class OpenAICompatProvider:
         finish: str | None = None
         usage: Usage | None = None
         for chunk in chunks:
-            usage = usage_of(chunk) or usage
+            reported = usage_of(chunk)
+            if reported is not None:
+                usage = reported
+                yield UsageReport(reported)  # spent even if the stream is cut after this
             for choice in getattr(chunk, "choices", None) or []:
                 if getattr(choice, "index", 0) not in (0, None):
                     continue  # only one reply was asked for

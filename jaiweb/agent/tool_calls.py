@@ -1,0 +1,215 @@
+"""The tools' side of a run: validate → approval → T1 → the tool → T2, one call at a time."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+from pydantic import ValidationError
+
+from jaiweb.agent.tools.base import Tool, ToolContext, ToolOutput
+from jaiweb.store.ids import new_id
+from jaiweb.store.selectors import operation_records
+from jaiweb.store.services import operation_park
+from journal.entries import AppStateEntry, Entry, MessageEntry, ToolCall, ToolResultMessage
+from journal.ids import args_hash, idempotency_key, result_entry_id
+from journal.records import ApprovalRequested, ToolDispatched
+from journal.recovery import fold_operation
+from journal.steps import DispatchAgain, HandleCall, Park, Stop
+
+if TYPE_CHECKING:
+    from jaiweb.agent.loop import OperationRun
+
+log = logging.getLogger(__name__)
+
+
+def handle_call(run: OperationRun, step: HandleCall) -> None:
+    """The reply's next call: refuse it with a result, ask for approval, or dispatch it."""
+    call = step.call
+    tool = run.tools.get(call.name)
+    if tool is None:
+        return _refuse(run, step, f"there is no tool called {call.name!r}", None)
+    if "_unparsed" in call.arguments:
+        return _refuse(run, step, "invalid arguments: not a JSON object", "invalid_arguments")
+    try:
+        args = tool.args.model_validate(call.arguments)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        return _refuse(run, step, f"invalid arguments: {problems}", "invalid_arguments")
+
+    state = run.writer.state
+    cost = tool.approval_cost(state)
+    if cost is not None:
+        if step.approval in (None, "pending"):
+            if step.approval is None or call.id not in run.asked:  # a restart asks again
+                _ask(run, call, cost)
+            _await_decision(run, call.id)
+            return  # the loop reads the decision (or the stop) from the journal
+        decision = step.decision
+        assert decision is not None
+        if decision.decision == "denied":
+            return _refuse(run, step, f"not run: {decision.by} denied it", "denied")
+        if decision.auto_from_now and state.permission_mode != "auto":
+            auto = state.model_copy(update={"permission_mode": "auto"})
+            entry = AppStateEntry(
+                id=new_id("e"),
+                parent_id=run.writer.leaf,
+                timestamp=timezone.now(),
+                value=auto.as_json(),
+            )
+            run.writer.write(entries=[entry])
+            run.emit({"type": "state_changed", "app_state": run.writer.state.as_json()})
+    dispatch(run, tool, step.reply_id, call, args, attempt=1)
+
+
+def _refuse(run: OperationRun, step: HandleCall, message: str, code: str | None) -> None:
+    details = {"code": code} if code else {}
+    output = ToolOutput(message, is_error=True, details=details)
+    run.writer.write(entries=[result_entry(run, step.reply_id, step.call, output)])
+
+
+def _ask(run: OperationRun, call: ToolCall, cost: int) -> None:
+    run.writer.write(records=[run.record(ApprovalRequested, tool_call_id=call.id, cost=cost)])
+    run.asked.add(call.id)
+    run.emit(
+        {
+            "type": "approval_requested",
+            "tool_call_id": call.id,
+            "tool": call.name,
+            "arguments": call.arguments,
+            "cost": cost,
+        }
+    )
+    run.faults.reach("awaiting_approval", call.name)
+
+
+def _await_decision(run: OperationRun, tool_call_id: str) -> None:
+    """Until a decision or a stop is in the journal (durable: a restart asks again)."""
+    while True:
+        run.sleep(run.config.approval_poll_seconds)
+        run.keeper.renew_if_due()
+        current = fold_operation(operation_records(operation_id=run.operation_id))
+        if current.stop is not None:
+            return
+        call = current.calls.get(tool_call_id)
+        if call is not None and call.approval in ("approved", "denied"):
+            return
+
+
+def dispatch(
+    run: OperationRun, tool: Tool, reply_id: str, call: ToolCall, args: Any, *, attempt: int
+) -> None:
+    """T1, the tool's effect, T2 (with the state it changed, in one transaction)."""
+    key = idempotency_key(run.operation_id, call.id)
+    t1 = run.record(
+        ToolDispatched,
+        tool_call_id=call.id,
+        tool_name=tool.name,
+        assistant_entry_id=reply_id,
+        args=call.arguments,
+        args_hash=args_hash(call.arguments),
+        result_entry_id=result_entry_id(reply_id, call.id),
+        idempotency_key=key,
+        policy=tool.policy(),
+        dispatch_attempt=attempt,
+    )
+    run.writer.write(records=[t1])
+    run.faults.reach("after_t1", tool.name)
+    run.emit(
+        {
+            "type": "tool_started",
+            "tool_call_id": call.id,
+            "tool": tool.name,
+            "arguments": call.arguments,
+            "dispatch_attempt": attempt,
+        }
+    )
+    ctx = ToolContext(
+        owner=run.session.owner,
+        session_id=run.session.id,
+        operation_id=run.operation_id,
+        tool_call_id=call.id,
+        idempotency_key=key,
+        app_state=run.writer.state,
+        branch=run.branch,
+        faults=run.faults,
+    )
+    try:
+        output = tool.run(ctx, args)
+    except Exception as exc:  # the tool said so itself: its outcome is known, not lost
+        log.exception("tool %s failed", tool.name)
+        output = ToolOutput(f"the tool failed: {type(exc).__name__}: {exc}", is_error=True)
+    run.faults.reach("after_tool_effect", tool.name)
+    entries: list[Entry] = []
+    if output.app_state is not None:
+        entries.append(
+            AppStateEntry(
+                id=new_id("e"),
+                parent_id=run.writer.leaf,
+                timestamp=timezone.now(),
+                value=output.app_state.as_json(),
+            )
+        )
+    result = result_entry(run, reply_id, call, output)
+    if entries:
+        result = result.model_copy(update={"parent_id": entries[-1].id})
+    # T2 records an effect that happened: a prompt typed meanwhile must not refuse it.
+    run.writer.write(entries=[*entries, result], checked=False)
+    run.faults.reach("after_t2", tool.name)
+    run.emit(
+        {
+            "type": "tool_finished",
+            "tool_call_id": call.id,
+            "tool": tool.name,
+            "is_error": output.is_error,
+            "details": output.details,
+        }
+    )
+    if output.app_state is not None:
+        run.emit({"type": "state_changed", "app_state": run.writer.state.as_json()})
+
+
+def dispatch_again(run: OperationRun, step: DispatchAgain) -> None:
+    """The same call, the same key, the next dispatch attempt (no second approval)."""
+    latest = step.latest
+    tool = run.tools[latest.tool_name]
+    call = ToolCall(id=latest.tool_call_id, name=latest.tool_name, arguments=latest.args)
+    args = tool.args.model_validate(latest.args)
+    dispatch(run, tool, latest.assistant_entry_id, call, args, attempt=latest.dispatch_attempt + 1)
+
+
+def stop_calls(run: OperationRun, step: Stop) -> None:
+    """A stop's safe point: each call not yet run gets a "not run" result, nothing dangles."""
+    output = ToolOutput("not run: the run was stopped before this call", is_error=True)
+    for call in step.calls:  # parents chain through the leaf as each is written
+        run.writer.write(entries=[result_entry(run, step.reply_id, call, output)])
+
+
+def park(run: OperationRun, step: Park) -> None:
+    """Hand the operation to the recovery inbox: it keeps no lease while an admin decides."""
+    names = ", ".join(f"{d.tool_name} ({d.tool_call_id})" for d in step.dispatches)
+    operation_park(
+        operation_id=run.operation_id,
+        fencing=run.keeper.fencing,
+        reason=f"may or may not have happened: {names}",
+    )
+    run.emit({"type": "operation_parked", "operation_id": run.operation_id})
+
+
+def result_entry(run: OperationRun, reply_id: str, call: ToolCall, output: ToolOutput):
+    return MessageEntry(
+        id=result_entry_id(reply_id, call.id),
+        parent_id=run.writer.leaf,
+        timestamp=timezone.now(),
+        message=ToolResultMessage(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            content=output.content,
+            is_error=output.is_error,
+            details=output.details,
+        ),
+    )
