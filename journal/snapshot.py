@@ -16,6 +16,7 @@ from typing import Any
 
 from journal.entries import AppStateEntry, Entry
 from journal.errors import BrokenSessionTree
+from journal.jsonvalues import json_copy
 from journal.tree import TreeIndex, ancestors, as_index, branch_of
 
 AppState = dict[str, Any]
@@ -23,19 +24,33 @@ AppState = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class SessionSnapshot:
-    """The session at one moment: its entries, leaf and app state. Never changes."""
+    """The session at one moment: its entries, leaf and app state. Never changes.
+
+    ``app_state`` and ``initial_app_state`` are copies made when read: the state a
+    snapshot holds is shared with its entries and with the snapshots before and after
+    it, so a caller that edits what it got changes neither the journal nor anyone's view.
+    """
 
     index: TreeIndex = field(repr=False)
     leaf_id: str | None
-    app_state: AppState
-    initial_app_state: AppState
+    state: AppState = field(repr=False)  # shared, never handed out: see app_state
+    initial: AppState = field(repr=False)
     created_at: datetime
     updated_at: datetime
 
     @classmethod
     def empty(cls, initial_app_state: AppState, created_at: datetime) -> SessionSnapshot:
         """A session with no entries yet."""
-        return cls(TreeIndex(), None, initial_app_state, initial_app_state, created_at, created_at)
+        initial = json_copy(initial_app_state)  # the caller's dict stays the caller's
+        return cls(TreeIndex(), None, initial, initial, created_at, created_at)
+
+    @property
+    def app_state(self) -> AppState:
+        return json_copy(self.state)
+
+    @property
+    def initial_app_state(self) -> AppState:
+        return json_copy(self.initial)
 
     @property
     def entries(self) -> list[Entry]:
@@ -61,16 +76,16 @@ def apply_entry(snapshot: SessionSnapshot, entry: Entry) -> SessionSnapshot:
         )
     index = snapshot.index.extended(entry)
     if isinstance(entry, AppStateEntry):
-        app_state = entry.value
+        state = entry.value
     elif entry.parent_id == snapshot.leaf_id:
-        app_state = snapshot.app_state
+        state = snapshot.state
     else:
-        app_state = branch_app_state(index, entry.id, snapshot.initial_app_state)
+        state = _last_app_state(index, entry.id, snapshot.initial)
     return SessionSnapshot(
         index=index,
         leaf_id=entry.id,
-        app_state=app_state,
-        initial_app_state=snapshot.initial_app_state,
+        state=state,
+        initial=snapshot.initial,
         created_at=snapshot.created_at,
         updated_at=entry.timestamp,
     )
@@ -79,7 +94,15 @@ def apply_entry(snapshot: SessionSnapshot, entry: Entry) -> SessionSnapshot:
 def branch_app_state(
     index_or_entries: TreeIndex | Iterable[Entry], leaf_id: str | None, initial: AppState
 ) -> AppState:
-    """The last ``app_state`` on the path root → leaf, or ``initial``: O(depth), stops early."""
+    """The last ``app_state`` on the path root → leaf, or ``initial``: O(depth), stops early.
+
+    A copy: editing it changes no entry."""
+    return json_copy(_last_app_state(index_or_entries, leaf_id, initial))
+
+
+def _last_app_state(
+    index_or_entries: TreeIndex | Iterable[Entry], leaf_id: str | None, initial: AppState
+) -> AppState:
     if leaf_id is None:
         return initial
     for entry in ancestors(as_index(index_or_entries), leaf_id):

@@ -21,6 +21,7 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 from journal.errors import BrokenSessionTree, UnknownEntry
+from journal.jsonvalues import json_copy
 from journal.records import Record as JournalRecord
 from journal.recovery import RecoveryEvidence, Verdict, fold_operation, verdict_for
 
@@ -255,8 +256,8 @@ def app_state_from_rows(session: ComicSession, rows: list[StoredEntry]) -> dict:
     """The app state at the end of loaded rows: only the last ``app_state`` is parsed."""
     for row in reversed(rows):
         if row.type == "app_state":
-            return row.entry.value
-    return session.initial_app_state
+            return json_copy(row.entry.value)  # the cached entry stays as it was
+    return json_copy(session.initial_app_state)
 
 
 def app_state_from_branch(session: ComicSession, branch: Iterable[JournalEntry]) -> dict:
@@ -265,14 +266,14 @@ def app_state_from_branch(session: ComicSession, branch: Iterable[JournalEntry])
     for entry in branch:
         if isinstance(entry, AppStateEntry):
             value = entry.value
-    return value
+    return json_copy(value)
 
 
 def app_state_at(*, session: ComicSession, leaf_id: str | None = None) -> dict:
     """The app state at a node: walks up only to the nearest ``app_state`` entry."""
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
-        return session.initial_app_state
+        return json_copy(session.initial_app_state)
     sql = f"""
         WITH RECURSIVE up(parent_id, type, payload, depth) AS (
             SELECT parent_id, type, {_payload_text()}, 0 FROM store_entry
@@ -291,8 +292,8 @@ def app_state_at(*, session: ComicSession, leaf_id: str | None = None) -> dict:
     if row is None:
         if not entry_exists(session=session, entry_id=leaf):
             raise UnknownEntry(leaf)
-        return session.initial_app_state
-    return _parse([(0, "app_state", row[0])])[0].entry.value
+        return json_copy(session.initial_app_state)
+    return json_copy(_parse([(0, "app_state", row[0])])[0].entry.value)
 
 
 def entry_exists(*, session: ComicSession, entry_id: str) -> bool:

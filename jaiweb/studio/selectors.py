@@ -10,7 +10,12 @@ from django.db.models import Count, Q
 from jaiweb.agent.actions import SessionStatus, session_status
 from jaiweb.agent.state import AppState
 from jaiweb.store.models import ComicSession, Entry, Operation
-from jaiweb.store.selectors import StoredEntry, operation_records, parse_rows
+from jaiweb.store.selectors import (
+    StoredEntry,
+    entry_ids_among,
+    operation_records,
+    parse_rows,
+)
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -188,10 +193,17 @@ def run_view(*, session: ComicSession) -> RunView:
         for call_id, call in log.calls.items()
         if call.approval == "pending"
     ]
+    written = (
+        entry_ids_among(session=session, ids=[i.input_entry_id for i in log.inputs])
+        if log.inputs
+        else set()
+    )
     return RunView(
         status,
         approvals=approvals,
-        queued=[i.text for i in log.unanswered_inputs],
+        queued=[
+            i.text for i in log.inputs if i.input_entry_id not in written
+        ],  # not in the tree yet
         stopping=log.stop is not None,
     )
 

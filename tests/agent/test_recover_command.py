@@ -39,3 +39,28 @@ def test_each_verdict_gets_its_line(alice):
     again = run_recover()
     assert parked not in again and ended not in again
     assert f"{redone}: found ready" in again
+
+
+def test_a_bad_operation_is_reported_and_the_pass_goes_on(alice):
+    """A session whose stored state cannot be read (written before it was validated)."""
+    from django.utils import timezone
+
+    from jaiweb.store.ids import new_id
+    from jaiweb.store.models import ComicSession
+    from jaiweb.store.services import operation_accept, session_create
+
+    now = timezone.now()
+    bad = ComicSession.objects.create(
+        id=new_id("s"),
+        owner=alice,
+        title="bad",
+        initial_app_state={"characters": "notadict"},
+        created_at=now,
+        updated_at=now,
+    )
+    broken = operation_accept(session_id=bad.id, text="/draw x").operation_id
+    good = left_by_a_crash(session_create(owner=alice, title="good"), call=None, final=True)
+    report = run_recover()
+    assert f"{broken}: could not be recovered (ValidationError" in report
+    assert f"{good}: found terminal (completed, inferred): wrote operation_finished" in report
+    assert "2 unfinished operation(s) looked at" in report

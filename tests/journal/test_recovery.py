@@ -253,7 +253,6 @@ CORRUPT = {
     "input entry absent": ([accepted()], RecoveryEvidence(entry_ids=frozenset())),
     "record after finished": ([accepted(), finished(), stop()], ev()),
     "usage of unknown attempt": ([accepted(), usage(1)], ev()),
-    "usage of an absent reply": ([accepted(), attempt(1, "A"), usage(1)], ev()),
     "dispatch of unknown assistant entry": ([accepted(), attempt(1, "A"), t1("c", "Z")], ev("A")),
     "dispatch of absent assistant entry": ([accepted(), attempt(1, "A"), t1("c")], ev()),
     "repeated attempt id": ([accepted(), attempt(1, "A"), attempt(1, "B")], ev("A", "B")),
@@ -334,7 +333,52 @@ CORRUPT = {
         [accepted(), attempt(1, "A", op="op2")],
         ev("A"),
     ),
+    "usage settled twice for one attempt": (
+        [accepted(), attempt(1, "A"), usage(1), usage(1)],
+        ev("A"),
+    ),
+    "two calls sharing one result entry": (
+        [accepted(), attempt(1, "A"), t1("c1"), t1("c2", result_entry_id=R("c1"))],
+        ev("A", R("c1")),
+    ),
+    "completed while an input queued before the last attempt has no entry": (
+        [accepted(), attempt(1, "A"), queued(1), attempt(2, "B"), finished("completed")],
+        ev("A", "B", final={"B": "stop"}),
+    ),
+    "failed while an input has no entry": (
+        [accepted(), attempt(1, "A"), queued(1), finished("failed")],
+        ev("A", final={"A": "stop"}),
+    ),
+    "aborted by a stop while an input has no entry": (
+        [accepted(), attempt(1, "A"), queued(1), stop(), finished("aborted")],
+        ev("A", final={"A": "stop"}),
+    ),
 }
+
+
+def test_a_pending_input_counts_whenever_it_was_queued():
+    """The runner decided from a read before the input came and asked the model again: the
+    input is still pending (its entry is absent), so the turn is not over."""
+    records = [accepted(), attempt(1, "A"), queued(1), attempt(2, "B"), usage(2)]
+    got = recover_operation(records, ev("A", "B", final={"B": "stop"}))
+    assert got == verdict("ready", pending_inputs=["i1"])
+
+
+def test_interrupted_may_leave_an_input_pending():
+    records = [accepted(), attempt(1, "A"), queued(1), finished("interrupted")]
+    got = recover_operation(records, ev("A"))
+    assert got == verdict("terminal", finalization="durable", outcome="interrupted")
+
+
+def test_usage_may_stand_for_a_reply_never_written():
+    """A cut stream whose provider had counted the tokens: the bill is a fact, the reply is not."""
+    records = [accepted(), attempt(1, "A"), usage(1)]
+    got = recover_operation(records, ev())
+    assert got == verdict("provider_interrupted", attempt_id="a1")
+    records += [queued(1)]
+    assert recover_operation(records, ev()) == verdict(
+        "provider_interrupted", attempt_id="a1", pending_inputs=["i1"]
+    )
 
 
 @pytest.mark.parametrize("case", CORRUPT, ids=str)

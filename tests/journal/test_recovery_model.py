@@ -129,6 +129,7 @@ class LoopModel:
             operation_id=OP,
             stop_requested=self.stop,
             attempt_id=attempt_id,
+            pending_inputs=[i.input_id for i in self.unwritten_inputs],
         )
 
     def tool_in_flight(self, dispatch: ToolDispatched) -> Verdict:
@@ -582,14 +583,11 @@ def _finished_with_open_dispatch(draw, records, evidence, run):
     return records, without(evidence, records[at].result_entry_id)
 
 
-def _settled_reply_absent(draw, records, evidence, run):
-    settled = {r.attempt_id for r in records if isinstance(r, UsageSettled)}
-    replies = [
-        r.assistant_entry_id
-        for r in records
-        if isinstance(r, ModelAttempted) and r.attempt_id in settled
-    ]
-    return records, without(evidence, draw(st.sampled_from(replies)))
+def _usage_settled_twice(draw, records, evidence, run):
+    settled = [i for i, r in enumerate(records) if isinstance(r, UsageSettled)]
+    at = draw(st.sampled_from(settled))
+    again = draw(st.integers(at + 1, finish_index(records)))
+    return inserted(records, again, records[at]), evidence
 
 
 def _usage_for_unknown_attempt(draw, records, evidence, run):
@@ -665,7 +663,7 @@ CORRUPTIONS = {
     ),
     "input entry absent": Corruption(lambda records: True, _input_entry_absent),
     "finished with an open dispatch": Corruption(_any(_is_t1), _finished_with_open_dispatch),
-    "settled reply absent": Corruption(_any(lambda r: _is(r, UsageSettled)), _settled_reply_absent),
+    "usage_settled twice": Corruption(_any(lambda r: _is(r, UsageSettled)), _usage_settled_twice),
     "usage_settled for an unknown attempt": Corruption(
         lambda records: True, _usage_for_unknown_attempt
     ),

@@ -51,7 +51,7 @@ def test_state_at_every_node_of_the_article():
 def test_continuing_the_leaf_keeps_state_without_a_walk():
     snap = replay(article_entries()[:3], INITIAL, T0)
     nxt = apply_entry(snap, user("x", "e2"))
-    assert nxt.app_state is snap.app_state
+    assert nxt.state is snap.state  # shared inside; handed out as copies
 
 
 def test_an_entry_off_the_leaf_recomputes_state():

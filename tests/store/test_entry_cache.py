@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from jaiweb.store import selectors
 from jaiweb.store.demo import article_session_create
@@ -98,3 +99,27 @@ def test_lazy_rows_fetch_their_json_only_when_parsed_in_one_query(
     with django_assert_num_queries(1):  # the path; the two rows come from the cache
         assert selectors.branch_rows(session=s, lazy=True)[1].entry.id == "e1"
     assert branch_get(session=s) == [r.entry for r in rows]  # the same entries as eager
+
+
+@pytest.mark.django_db
+def test_an_edited_app_state_never_reaches_the_cache_or_another_reader(alice):
+    """The store keeps parsed entries per process: what a selector hands out is a copy."""
+    from jaiweb.store.selectors import app_state_at, branch_rows
+    from jaiweb.store.selectors import app_state_from_rows as from_rows
+    from jaiweb.store.services import entry_append, session_create
+    from journal.entries import AppStateEntry
+
+    session = session_create(owner=alice, title="t")
+    value = {"characters": {"猪猪侠": {"buff": "棒棒糖"}}, "permission_mode": "ask"}
+    entry = AppStateEntry(id="e1", parent_id=None, timestamp=timezone.now(), value=value)
+    entry_append(session_id=session.id, entries=[entry], expected_leaf_id=None)
+    session.refresh_from_db()
+    value["permission_mode"] = "auto"  # the caller's own dict, after the append
+    got = app_state_at(session=session)
+    got["characters"]["猪猪侠"]["buff"] = "拉肚子"
+    rows = branch_rows(session=session)
+    from_rows(session, rows)["characters"].clear()
+    assert app_state_at(session=session) == {
+        "characters": {"猪猪侠": {"buff": "棒棒糖"}},
+        "permission_mode": "ask",
+    }

@@ -68,3 +68,25 @@ def test_a_broken_tree_is_reported(alice, capsys):
     with pytest.raises(CommandError):
         call_command("journal_check")
     assert "do not form a tree" in capsys.readouterr().err
+
+
+def test_an_accepted_input_with_no_entry_is_named_with_its_text(alice, capsys):
+    """What the lost-prompt bug left in databases: a run finished past a queued input."""
+    from django.utils import timezone
+
+    from jaiweb.store.appends import append_records
+    from journal.records import InputQueued, OperationFinished
+
+    s = article_session_create(owner=alice)
+    op = operation_accept(session_id=s.id, text="go").operation_id
+    now = timezone.now()
+    lost = InputQueued(
+        operation_id=op, timestamp=now, input_id="in_1", input_entry_id="e_lost", text="也画菲菲"
+    )
+    done = OperationFinished(operation_id=op, timestamp=now, outcome="completed")
+    append_records(op, [lost, done], fencing=None, now=now)  # as the old runner did
+    with pytest.raises(CommandError, match="1 problems"):
+        call_command("journal_check")
+    err = capsys.readouterr().err
+    assert f"session {s.id}: operation {op!r}: input 'in_1' was accepted but never written" in err
+    assert "'也画菲菲'" in err
