@@ -109,11 +109,19 @@ def _rate_check(user_id: Any, now: float) -> None:
         raise PromptRateLimited(limit, retry_after=60 - int(now % 60))
 
 
-def prompt_submit(*, session: ComicSession, user: Any, text: str) -> Accepted:
-    """A prompt from the session's owner: a new run on an idle session, steering otherwise."""
+def prompt_submit(
+    *, session: ComicSession, user: Any, text: str, expected_leaf_id: str | None = None
+) -> Accepted:
+    """A prompt from the session's owner: a new run on an idle session, steering otherwise;
+    ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw."""
     _rate_check(user.pk, time.time())
     with transaction.atomic():
-        accepted = operation_accept(session_id=session.id, text=text, by=f"user:{user.pk}")
+        accepted = operation_accept(
+            session_id=session.id,
+            text=text,
+            by=f"user:{user.pk}",
+            expected_leaf_id=expected_leaf_id,
+        )
         _runners_wake()
         watchers_notify(session.id)
     return accepted

@@ -101,6 +101,9 @@ EntryOut = Annotated[
 
 class PromptIn(Schema):
     text: Text
+    # The leaf the sender's page shows: an idle session that moved on since answers 409
+    # with its current leaf (a running one takes the prompt as steering).
+    expected_leaf_id: Id | None = None
 
     @field_validator("text")
     @classmethod

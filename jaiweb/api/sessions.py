@@ -103,10 +103,16 @@ def list_children(request: HttpRequest, session_id: str, entry_id: str):
 def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
     """Idle: starts a run (``queued`` false). Running: steers it (``queued`` true).
 
-    Parked: 409, the session is waiting for an admin. Too many prompts: 429 with Retry-After.
+    Parked: 409, the session is waiting for an admin. Idle with a stale ``expected_leaf_id``:
+    409 with the current ``leaf_id``. Too many prompts: 429 with Retry-After.
     """
     session = session_for(user=request.auth, session_id=session_id, write=True)
-    accepted = prompt_submit(session=session, user=request.auth, text=body.text)
+    accepted = prompt_submit(
+        session=session,
+        user=request.auth,
+        text=body.text,
+        expected_leaf_id=body.expected_leaf_id,
+    )
     return Status(202, accepted)
 
 

@@ -204,12 +204,16 @@ def operation_accept(
     session_id: str,
     text: str,
     by: str = "user",
+    expected_leaf_id: str | None = None,
     now: datetime | None = None,
 ) -> Accepted:
     """A prompt: starts an operation on an idle session, or queues as steering on a running one.
 
     The user's message entry and ``operation_accepted`` commit together. Two prompts racing
     for an idle session queue behind the session row's lock: one starts, the other steers.
+    ``expected_leaf_id`` is the leaf the sender's page shows: on an idle session whose leaf
+    has moved since (another tab rewound or ran), ``StaleLeaf`` and nothing is written; on a
+    running session the prompt steers the run as usual.
     """
     now = now or timezone.now()
     limit = settings.JAIWEB_MAX_PROMPT_CHARS
@@ -222,6 +226,8 @@ def operation_accept(
         session = _locked_session(session_id)
         op = _locked_unfinished(session)
         if op is None:
+            if expected_leaf_id is not None and expected_leaf_id != session.leaf_id:
+                raise StaleLeaf(session_id, expected_leaf_id, session.leaf_id)
             op_id, entry_id = new_id("op"), new_id("e")
             entry = MessageEntry(
                 id=entry_id,

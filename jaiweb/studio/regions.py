@@ -21,7 +21,15 @@ from jaiweb.store.selectors import app_state_from_rows, branch_rows, unfinished_
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.tree import active_path_view
 
-REGIONS = ("tree", "strip", "character-state", "credits", "session-notice", "controls")
+REGIONS = (
+    "tree",
+    "strip",
+    "character-state",
+    "credits",
+    "session-notice",
+    "controls",
+    "prompt-leaf",
+)
 
 
 def studio_context(*, session: ComicSession) -> dict[str, Any]:

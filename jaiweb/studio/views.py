@@ -355,8 +355,9 @@ def _error_message(exc: Exception) -> tuple[str, int]:
 def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
     session = _own_session(request, session_id, write=True)
     text = request.POST.get("text", "")
+    expected = request.POST.get("expected_leaf_id") or None  # the leaf this page shows
     try:
-        prompt_submit(session=session, user=request.user, text=text)
+        prompt_submit(session=session, user=request.user, text=text, expected_leaf_id=expected)
     except (StoreError, PromptRateLimited) as exc:
         message, status = _error_message(exc)
         response = _refused(request, session, message, status)

@@ -114,3 +114,38 @@ def test_two_prompts_at_once_one_starts_the_other_steers(alice, session):
     assert sorted(a["queued"] for a in answers) == [False, True]
     assert answers[0]["operation_id"] == answers[1]["operation_id"]
     assert Operation.objects.count() == 1
+
+
+def test_a_stale_leaf_on_an_idle_session_is_409_with_the_current_leaf(as_alice, idle_session):
+    """Two tabs: tab A rewound, tab B still shows the old leaf and sends a prompt."""
+    from jaiweb.store.services import session_navigate
+
+    seen = idle_session.leaf_id
+    first = Entry.objects.filter(session=idle_session).order_by("seq").first()
+    moved = session_navigate(session_id=idle_session.id, target_id=first.entry_id).leaf_id
+    before = (Entry.objects.count(), Operation.objects.count())
+    response = as_alice.post(
+        f"/sessions/{idle_session.id}/prompts", {"text": "接着画", "expected_leaf_id": seen}
+    )
+    assert response.status_code == 409
+    assert response.json() == {
+        "detail": f"session {idle_session.id!r}: expected leaf {seen!r}, but the leaf is {moved!r}",
+        "code": "stale_leaf",
+        "leaf_id": moved,
+    }
+    assert (Entry.objects.count(), Operation.objects.count()) == before  # nothing written
+    fresh = as_alice.post(
+        f"/sessions/{idle_session.id}/prompts", {"text": "接着画", "expected_leaf_id": moved}
+    )
+    assert fresh.status_code == 202 and fresh.json()["queued"] is False
+
+
+def test_a_stale_leaf_on_a_running_session_steers_as_usual(as_alice, idle_session):
+    seen = idle_session.leaf_id
+    started = prompt(as_alice, idle_session).json()
+    response = as_alice.post(
+        f"/sessions/{idle_session.id}/prompts", {"text": "再快一点", "expected_leaf_id": seen}
+    )
+    assert response.status_code == 202
+    assert response.json()["queued"] is True
+    assert response.json()["operation_id"] == started["operation_id"]

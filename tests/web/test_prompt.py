@@ -82,3 +82,27 @@ def test_others_get_404_and_nothing_is_written(client, bob, episode):
     client.force_login(bob)
     assert client.post(f"/sessions/{episode.id}/prompts", {"text": "x"}, **HX).status_code == 404
     assert not Entry.objects.filter(session=episode).exists()
+
+
+def test_a_page_behind_another_tab_gets_moved_on_and_nothing_is_written(client, alice, episode):
+    """The form carries the leaf the page shows; an idle session that moved on refuses."""
+    from jaiweb.store.services import session_navigate
+    from tests.web.conftest import run_pending
+
+    prompt_submit(session=episode, user=alice, text="/say 第一格")
+    run_pending()
+    episode.refresh_from_db()
+    client.force_login(alice)
+    page = client.get(f"/sessions/{episode.id}/").content.decode()
+    assert f'id="prompt-leaf" name="expected_leaf_id" value="{episode.leaf_id}"' in page
+    seen = episode.leaf_id
+    root = Entry.objects.filter(session=episode).order_by("seq").first()
+    session_navigate(session_id=episode.id, target_id=root.entry_id)  # another tab rewinds
+    before = Entry.objects.filter(session=episode).count()
+    r = client.post(
+        f"/sessions/{episode.id}/prompts", {"text": "接着画", "expected_leaf_id": seen}, **HX
+    )
+    assert r.status_code == 409
+    assert "moved on in another tab" in r.content.decode()
+    assert Entry.objects.filter(session=episode).count() == before
+    assert not Operation.objects.filter(session=episode, outcome__isnull=True).exists()
