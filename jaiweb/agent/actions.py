@@ -22,6 +22,7 @@ from jaiweb.agent.events import group_name, group_send_nowait
 from jaiweb.agent.inbox import inbox_resolve
 from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character
+from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import OperationStateConflict, SessionBusy, SessionParked, StaleLeaf
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
@@ -115,6 +116,11 @@ def prompt_submit(
     """A prompt from the session's owner: a new run on an idle session, steering otherwise;
     ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw."""
     _rate_check(user.pk, time.time())
+    return _prompt_accept(session, user, text, expected_leaf_id)
+
+
+@conflicts_retried
+def _prompt_accept(session, user, text, expected_leaf_id) -> Accepted:
     with transaction.atomic():
         accepted = operation_accept(
             session_id=session.id,
@@ -127,6 +133,7 @@ def prompt_submit(
     return accepted
 
 
+@conflicts_retried
 def session_rewind(
     *, session: ComicSession, entry_id: str, expected_leaf_id: str | None = None
 ) -> Navigation:
@@ -146,12 +153,19 @@ def session_stop(*, session: ComicSession, user: Any) -> str:
         raise OperationStateConflict("nothing is running in this session")
     if op.is_parked:
         raise SessionParked(session.id, op.id)
-    with transaction.atomic():
-        operation_stop_request(operation_id=op.id, by=f"user:{user.pk}")
-        watchers_notify(session.id)
+    _stop_request(op, user)
     return op.id
 
 
+@conflicts_retried
+def _stop_request(op: Operation, user: Any) -> None:
+    with transaction.atomic():
+        operation_stop_request(operation_id=op.id, by=f"user:{user.pk}")
+        _runners_wake()  # a run waiting for an approval holds no runner: one must come
+        watchers_notify(op.session_id)
+
+
+@conflicts_retried
 def approval_decide(
     *,
     operation: Operation,
@@ -168,9 +182,11 @@ def approval_decide(
             by=f"user:{user.pk}",
             auto_from_now=auto_from_now,
         )
+        _runners_wake()  # the run was handed back while it waited for this decision
         watchers_notify(operation.session_id)
 
 
+@conflicts_retried
 def inbox_call_resolve(
     *,
     user: Any,
@@ -207,6 +223,7 @@ def _state_now(session: ComicSession, expected_leaf_id: str | None) -> AppState:
     return AppState.of(app_state_at(session=session))
 
 
+@conflicts_retried
 def _state_append(
     session: ComicSession, state: dict, expected_leaf_id: str | None, now: datetime
 ) -> dict:

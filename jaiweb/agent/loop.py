@@ -31,7 +31,7 @@ from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, stop_call
 from jaiweb.agent.tools.base import Tool
 from jaiweb.agent.writer import FencedWriter
 from jaiweb.store.errors import LeaseLost, StaleLog
-from jaiweb.store.leases import Lease
+from jaiweb.store.leases import Lease, operation_wait
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import app_state_at, branch_get, operation_records, recovery_evidence
 from journal.entries import Entry, MessageEntry, UserMessage
@@ -64,6 +64,9 @@ class LoopConfig:
     max_transient_failures: int = 4  # in a row, before the operation fails
     backoff: Callable[[int], float] = lambda n: min(0.5 * 2**n, 8.0)
     approval_poll_seconds: float = 0.25
+    # How long a run keeps its worker while an approval is undecided; then it is handed
+    # back (Operation.waiting_since) and the decision wakes a runner.
+    approval_hold_seconds: float = 0.25
     delta_interval_seconds: float = 0.05  # text deltas are coalesced to about this
     context_budget: int = field(default_factory=lambda: settings.JAIWEB_CONTEXT_BUDGET)
     lease_seconds: int = field(default_factory=lambda: settings.JAIWEB_LEASE_SECONDS)
@@ -107,7 +110,8 @@ class OperationRun:
         self.asked: set[str] = set()  # calls this run asked approval for
 
     def run(self) -> str:
-        """``finished``, ``parked`` or ``lost`` (another runner holds the operation now)."""
+        """``finished``, ``parked``, ``waiting`` (for a person's decision, holding nothing)
+        or ``lost`` (another runner holds the operation now)."""
         try:
             with self.keeper.heartbeat():
                 self._start()
@@ -121,6 +125,12 @@ class OperationRun:
                         self.interleave(step)
                     try:
                         done = self._execute(step)
+                        if done == "waiting":
+                            operation_wait(
+                                lease=self.keeper.lease,
+                                expected_seq=self.writer.version,
+                                now=timezone.now(),
+                            )
                     except StaleLog:
                         continue  # someone wrote meanwhile: read again, decide again
                     if done is not None:
@@ -193,7 +203,7 @@ class OperationRun:
             case Stop():
                 stop_calls(self, step)
             case HandleCall():
-                handle_call(self, step)
+                return handle_call(self, step)
             case WriteInputs():
                 for queued in step.inputs:
                     content = UserMessage(content=queued.text)

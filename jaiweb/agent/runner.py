@@ -136,7 +136,7 @@ class Runner:
 
     # -- one operation ------------------------------------------------------------------
 
-    def claim(self, operation_id: str | None = None) -> Lease | None:
+    def claim(self, operation_id: str | None = None, *, counted: bool = True) -> Lease | None:
         now = timezone.now()
         leases_of_dead_holders_release(is_dead=holder_is_gone, now=now)
         return operation_claim(
@@ -144,6 +144,7 @@ class Runner:
             now=now,
             lease_seconds=self.config.lease_seconds,
             operation_id=operation_id,
+            counted=counted,
         )
 
     def claim_or_wait(self) -> Lease | None:
@@ -245,12 +246,14 @@ class Runner:
         """
         lines = []
         ids = list(
-            Operation.objects.filter(outcome__isnull=True, parked_at__isnull=True)
+            Operation.objects.filter(
+                outcome__isnull=True, parked_at__isnull=True, waiting_since__isnull=True
+            )
             .order_by("created_at", "id")
             .values_list("id", flat=True)
         )
         for op_id in ids:
-            lease = self.claim(op_id)
+            lease = self.claim(op_id, counted=False)  # a look, not a crash-loop attempt
             if lease is None:
                 lines.append(f"{op_id}: held by a live runner; left alone")
                 continue

@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def handle_call(run: OperationRun, step: HandleCall) -> None:
-    """The reply's next call: refuse it with a result, ask for approval, or dispatch it."""
+def handle_call(run: OperationRun, step: HandleCall) -> str | None:
+    """The reply's next call: refuse it with a result, ask for approval, or dispatch it.
+
+    ``"waiting"`` when the approval is not decided within the hold: the loop hands the
+    operation back until a decision wakes a runner."""
     call = step.call
     tool = run.tools.get(call.name)
     if tool is None:
@@ -47,8 +50,9 @@ def handle_call(run: OperationRun, step: HandleCall) -> None:
         if step.approval in (None, "pending"):
             if step.approval is None or call.id not in run.asked:  # a restart asks again
                 _ask(run, call, cost)
-            _await_decision(run, call.id)
-            return  # the loop reads the decision (or the stop) from the journal
+            if _await_decision(run, call.id):
+                return None  # the loop reads the decision (or the stop) from the journal
+            return "waiting"
         decision = step.decision
         assert decision is not None
         if decision.decision == "denied":
@@ -64,6 +68,7 @@ def handle_call(run: OperationRun, step: HandleCall) -> None:
             run.writer.write(entries=[entry])
             run.emit({"type": "state_changed", "app_state": run.writer.state.as_json()})
     dispatch(run, tool, step.reply_id, call, args, attempt=1)
+    return None
 
 
 def _refuse(run: OperationRun, step: HandleCall, message: str, code: str | None) -> None:
@@ -87,17 +92,24 @@ def _ask(run: OperationRun, call: ToolCall, cost: int) -> None:
     run.faults.reach("awaiting_approval", call.name)
 
 
-def _await_decision(run: OperationRun, tool_call_id: str) -> None:
-    """Until a decision or a stop is in the journal (durable: a restart asks again)."""
-    while True:
+def _await_decision(run: OperationRun, tool_call_id: str) -> bool:
+    """True once a decision or a stop is in the journal; False when the hold is over first.
+
+    A person who answers within ``approval_hold_seconds`` sees the run go on in place;
+    after that the worker is not kept waiting for them (the request is durable).
+    """
+    held = 0.0
+    while held < run.config.approval_hold_seconds:
         run.sleep(run.config.approval_poll_seconds)
+        held += max(run.config.approval_poll_seconds, 0.05)
         run.keeper.renew_if_due()
         current = fold_operation(operation_records(operation_id=run.operation_id))
         if current.stop is not None:
-            return
+            return True
         call = current.calls.get(tool_call_id)
         if call is not None and call.approval in ("approved", "denied"):
-            return
+            return True
+    return False
 
 
 def dispatch(

@@ -239,8 +239,12 @@ def append_records(
     fencing: int | None,
     now: datetime,
     expected_seq: int | None = None,
+    waiting_end: bool = False,
 ) -> int:
     """Append records to an unfinished operation; returns the last record's seq.
+
+    ``waiting_end``: the records answer what the run waited for (a decision, a stop), so
+    the operation is claimable again.
 
     With ``fencing`` (a runner's write) the operation's fencing number must still be that
     one, else ``LeaseLost``. With ``expected_seq`` the log must still end at that record
@@ -261,11 +265,26 @@ def append_records(
         if isinstance(record, OperationFinished):
             raise OperationStateConflict("operation_finished must be the last record")
     fence, checks = _checks(fencing, expected_seq)
+    # One UPDATE of the operation row per transaction, whatever the records: a second one
+    # would make PostgreSQL re-check the row's foreign key to its session at COMMIT (the
+    # row version is then this transaction's own), taking a lock on the session row after
+    # the operation row's, the reverse of the documented order (session, then operation),
+    # and deadlocking against a prompt that holds the session and waits for the operation.
+    sets, values = "", []
+    last = records[-1]
+    if isinstance(last, OperationFinished):
+        sets = (
+            ", outcome = %s, finished_at = %s, lease_owner = NULL, lease_expires_at = NULL, "
+            "parked_at = NULL, waiting_since = NULL"
+        )
+        values = [last.outcome, db_datetime(last.timestamp)]
+    elif waiting_end:
+        sets = ", waiting_since = NULL"
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE store_operation SET record_count = record_count + %s "
+            f"UPDATE store_operation SET record_count = record_count + %s{sets} "
             f"WHERE id = %s AND outcome IS NULL{fence} RETURNING record_count",
-            [len(records), operation_id, *checks],
+            [len(records), *values, operation_id, *checks],
         )
         row = cursor.fetchone()
     if row is None:
@@ -286,15 +305,6 @@ def append_records(
                 )
                 for pos, r in enumerate(records)
             ],
-        )
-    last = records[-1]
-    if isinstance(last, OperationFinished):
-        Operation.objects.filter(pk=operation_id).update(
-            outcome=last.outcome,
-            finished_at=last.timestamp,
-            lease_owner=None,
-            lease_expires_at=None,
-            parked_at=None,
         )
     return first_seq + len(records) - 1
 

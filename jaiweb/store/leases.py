@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 
-from jaiweb.store.errors import LeaseLost
+from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.models import Operation
 
 
@@ -26,7 +26,8 @@ class Lease:
 
 
 _CLAIMABLE = (
-    "outcome IS NULL AND parked_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < %s)"
+    "outcome IS NULL AND parked_at IS NULL AND waiting_since IS NULL "
+    "AND (lease_expires_at IS NULL OR lease_expires_at < %s)"
 )
 
 
@@ -36,15 +37,21 @@ def operation_claim(
     now: datetime,
     lease_seconds: int,
     operation_id: str | None = None,
+    counted: bool = True,
 ) -> Lease | None:
-    """Claim the oldest claimable operation (or the named one); None when there is none."""
+    """Claim the oldest claimable operation (or the named one); None when there is none.
+
+    A claim is counted (``attempts``: a crash loop shows there) unless ``counted`` is off,
+    as for a recovery pass that only looks.
+    """
     expires = now + timedelta(seconds=lease_seconds)
+    count = ", attempts = attempts + 1" if counted else ""
     only = " AND id = %s" if operation_id is not None else ""
     skip_locked = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
     pick = [now] + ([operation_id] if operation_id is not None else [])
     sql = (
         "UPDATE store_operation SET lease_owner = %s, lease_expires_at = %s, "
-        "fencing = fencing + 1, attempts = attempts + 1 "
+        f"fencing = fencing + 1{count} "
         f"WHERE id = (SELECT id FROM store_operation WHERE {_CLAIMABLE}{only} "
         f"ORDER BY created_at, id LIMIT 1{skip_locked}) AND {_CLAIMABLE} "
         "RETURNING id, fencing"
@@ -69,6 +76,26 @@ def lease_renew(*, lease: Lease, now: datetime, lease_seconds: int) -> Lease:
         if cursor.rowcount != 1:
             raise LeaseLost(lease.operation_id, lease.fencing)
     return Lease(lease.operation_id, lease.owner, lease.fencing, expires)
+
+
+def operation_wait(*, lease: Lease, expected_seq: int, now: datetime) -> None:
+    """Hand the operation back while it waits for a person: no lease, no worker, and its
+    claims start counting afresh (waiting is not a crash loop). Refused with ``StaleLog``
+    when a record came after ``expected_seq`` (the decision may be in it), ``LeaseLost``
+    when the lease was taken over; then nothing changes."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE store_operation SET waiting_since = %s, lease_owner = NULL, "
+            "lease_expires_at = NULL, attempts = 0 "
+            "WHERE id = %s AND fencing = %s AND record_count = %s AND outcome IS NULL",
+            [now, lease.operation_id, lease.fencing, expected_seq],
+        )
+        if cursor.rowcount == 1:
+            return
+    row = Operation.objects.filter(pk=lease.operation_id).values("fencing", "record_count").first()
+    if row is not None and row["fencing"] == lease.fencing:
+        raise StaleLog(lease.operation_id, expected_seq, row["record_count"])
+    raise LeaseLost(lease.operation_id, lease.fencing)
 
 
 def lease_release(*, lease: Lease) -> None:

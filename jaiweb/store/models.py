@@ -140,6 +140,9 @@ class Operation(models.Model):
     # Set when the runner hands the operation to the recovery inbox: no lease while parked.
     parked_at = models.DateTimeField(null=True, blank=True)
     attention = models.CharField(max_length=500, blank=True)  # why it was parked, for admins
+    # Set when the run waits for a person (an approval): no runner holds it, or a worker,
+    # until the decision (or a stop) clears it in the transaction that records it.
+    waiting_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -167,6 +170,11 @@ class Operation(models.Model):
     @property
     def is_parked(self) -> bool:
         return self.outcome is None and self.parked_at is not None
+
+    @property
+    def is_waiting(self) -> bool:
+        """Waiting for a person's decision, with no runner on it."""
+        return self.outcome is None and self.waiting_since is not None
 
 
 class OperationRecord(AppendOnlyModel):

@@ -276,9 +276,8 @@ def operation_stop_request(*, operation_id: str, by: str, now: datetime | None =
             raise SessionParked(op.session_id, op.id)
         if fold_operation(operation_records(operation_id=op.id)).stop is not None:
             return  # asked already: stopping twice is stopping once
-        append_records(
-            op.id, [StopRequested(operation_id=op.id, timestamp=now, by=by)], fencing=None, now=now
-        )
+        stop = StopRequested(operation_id=op.id, timestamp=now, by=by)
+        append_records(op.id, [stop], fencing=None, now=now, waiting_end=True)
 
 
 def operation_approval_decide(
@@ -306,7 +305,7 @@ def operation_approval_decide(
             auto_from_now=auto_from_now,
             by=by,
         )
-        append_records(op.id, [record], fencing=None, now=now)
+        append_records(op.id, [record], fencing=None, now=now, waiting_end=True)
 
 
 def run_append(

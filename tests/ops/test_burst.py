@@ -56,7 +56,7 @@ def burst(urls: list[str], token: str) -> dict[str, list[str]]:
             client = clients[(index + k) % len(clients)]  # the web processes take turns
             r = client.post(f"/sessions/{session_id}/prompts", json={"text": text})
             if r.status_code != 202:
-                failures.append(f"{text}: {r.status_code} {r.text[:200]}")
+                failures.append(f"{text}: {r.status_code} {r.text[-3000:]}")
                 continue
             accepted[session_id].append(text)
             time.sleep(rng.uniform(0, 0.03))
@@ -68,7 +68,7 @@ def burst(urls: list[str], token: str) -> dict[str, list[str]]:
         t.start()
     for t in threads:
         t.join(timeout=600)
-    assert not failures, failures[:10]
+    assert not failures, f"{len(failures)} failed; the first: {failures[0]}" if failures else ""
     return accepted
 
 

@@ -1,0 +1,101 @@
+"""A run waiting for a person holds no worker: eight undecided approvals do not stall a
+ninth session, and a decision (or a stop) wakes a runner that finishes the run."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from jaiweb.agent.actions import approval_decide, prompt_submit, session_stop
+from jaiweb.agent.runner import Runner, RunnerConfig
+from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.render.services import credits_grant, wallet_get_or_create
+from jaiweb.store.models import Operation
+from jaiweb.store.selectors import operation_records
+from jaiweb.store.services import session_create
+from journal.recovery import fold_operation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def wait_for(predicate, what: str, timeout: float = 30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def runner():
+    runner = Runner(config=RunnerConfig(workers=4, poll_seconds=0.05))
+    stop = threading.Event()
+    thread = threading.Thread(target=runner.run_until, args=(stop,), daemon=True)
+    thread.start()
+    yield runner
+    stop.set()
+    thread.join(timeout=30)
+
+
+def draw_and_leave_undecided(user, n: int) -> list[str]:
+    wallet_get_or_create(user=user)
+    credits_grant(user=user, amount=1000)
+    ops = []
+    for i in range(n):
+        session = session_create(owner=user, title=f"wait {i}", initial_app_state=DEFAULT_STATE)
+        ops.append(prompt_submit(session=session, user=user, text=f"/draw 第{i}格").operation_id)
+    return ops
+
+
+def waiting(op: str) -> bool:
+    return Operation.objects.get(pk=op).waiting_since is not None
+
+
+def test_eight_undecided_approvals_do_not_hold_back_another_users_prompt(alice, runner):
+    bob = get_user_model().objects.create_user("bob", password="bob-pass-1")
+    ops = draw_and_leave_undecided(bob, 8)
+    wait_for(lambda: all(waiting(op) for op in ops), "the eight runs to wait, holding nothing")
+    session = session_create(owner=alice, title="meanwhile")
+    started = time.monotonic()
+    op = prompt_submit(session=session, user=alice, text="/say 你好").operation_id
+    wait_for(lambda: Operation.objects.get(pk=op).outcome, "alice's run to finish")
+    took = time.monotonic() - started
+    assert Operation.objects.get(pk=op).outcome == "completed"
+    assert took < 2, f"alice's prompt took {took:.2f} s behind eight waiting runs"
+    for waited in ops:  # still waiting, and no claims spent on them meanwhile
+        row = Operation.objects.get(pk=waited)
+        assert row.outcome is None and row.lease_owner is None and row.attempts == 0
+
+
+def test_a_decision_wakes_a_runner_that_finishes_the_run(alice, runner):
+    (op,) = draw_and_leave_undecided(alice, 1)
+    wait_for(lambda: waiting(op), "the run to wait")
+    call_id = next(
+        c
+        for c, call in fold_operation(operation_records(operation_id=op)).calls.items()
+        if call.approval == "pending"
+    )
+    approval_decide(
+        operation=Operation.objects.get(pk=op),
+        tool_call_id=call_id,
+        decision="approved",
+        user=alice,
+    )
+    assert not waiting(op)  # cleared in the decision's own transaction
+    wait_for(lambda: Operation.objects.get(pk=op).outcome, "the run to finish")
+    assert Operation.objects.get(pk=op).outcome == "completed"
+    types = [r.type for r in operation_records(operation_id=op)]
+    assert types.count("approval_requested") == 1 and "tool_dispatched" in types
+
+
+def test_a_stop_wakes_a_runner_that_ends_the_run_aborted(alice, runner):
+    (op,) = draw_and_leave_undecided(alice, 1)
+    wait_for(lambda: waiting(op), "the run to wait")
+    session_stop(session=Operation.objects.get(pk=op).session, user=alice)
+    wait_for(lambda: Operation.objects.get(pk=op).outcome, "the run to end")
+    assert Operation.objects.get(pk=op).outcome == "aborted"
