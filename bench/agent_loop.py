@@ -157,11 +157,15 @@ def instrument(meter: Meter, connection):
     from jaiweb.agent import loop
     from jaiweb.agent.loop import OperationRun
 
+    try:  # the loop as an executor of journal.steps (writes through agent/writer.py)
+        from jaiweb.agent import writer as writes_module
+    except ImportError:  # the loop before it (1ffa6b8 and earlier): one class did it all
+        writes_module = loop
     saved = {
         name: getattr(loop, name)
-        for name in ("run_append", "operation_records", "recovery_evidence", "branch_get")
+        for name in ("operation_records", "recovery_evidence", "branch_get")
     }
-    real_append = saved["run_append"]
+    real_append = writes_module.run_append
 
     def run_append(**kwargs):
         if meter.busy:
@@ -177,13 +181,18 @@ def instrument(meter: Meter, connection):
             meter.writes.append((label, spent, meter.commit))
             meter.busy = meter.in_write = False
 
-    loop.run_append = run_append
+    writes_module.run_append = run_append
     for name in ("operation_records", "recovery_evidence", "branch_get"):
         setattr(loop, name, meter.timed("reads", saved[name], detail=name))
-    phases = {"_model_step": "model", "_handle_call": "tool", "_dispatch_again": "tool"}
-    saved_methods = {name: getattr(OperationRun, name) for name in phases}
+    if hasattr(OperationRun, "_model_step"):
+        owner = OperationRun
+        phases = {"_model_step": "model", "_handle_call": "tool", "_dispatch_again": "tool"}
+    else:  # the executor calls the step functions it imported
+        owner = loop
+        phases = {"model_call": "model", "handle_call": "tool", "dispatch_again": "tool"}
+    saved_methods = {name: getattr(owner, name) for name in phases}
     for name, phase in phases.items():
-        setattr(OperationRun, name, meter.in_phase(phase, saved_methods[name]))
+        setattr(owner, name, meter.in_phase(phase, saved_methods[name]))
 
     connection.ensure_connection()
     real_commit = connection._commit
@@ -199,10 +208,11 @@ def instrument(meter: Meter, connection):
     connection._commit = timed_commit  # this connection only
 
     def undo():
+        writes_module.run_append = real_append
         for name, fn in saved.items():
             setattr(loop, name, fn)
         for name, fn in saved_methods.items():
-            setattr(OperationRun, name, fn)
+            setattr(owner, name, fn)
         del connection._commit
 
     return undo

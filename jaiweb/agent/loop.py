@@ -26,7 +26,6 @@ from jaiweb.agent.lease_keeper import LeaseKeeper
 from jaiweb.agent.model_turn import compact, model_call, settle_usage
 from jaiweb.agent.providers.base import Provider
 from jaiweb.agent.state import AppState
-from jaiweb.agent.streaming import DeltaCoalescer, normalize_calls
 from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, stop_calls
 from jaiweb.agent.tools.base import Tool
 from jaiweb.agent.writer import FencedWriter
@@ -34,26 +33,11 @@ from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import Lease, operation_wait
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import app_state_at, branch_get, operation_records, recovery_evidence
+from journal import steps
 from journal.entries import Entry, MessageEntry, UserMessage
 from journal.records import OperationFinished, Record
 from journal.recovery import describe, fold_operation, verdict_for
-from journal.steps import (
-    DECISIVE,
-    Compact,
-    DispatchAgain,
-    Finish,
-    HandleCall,
-    Limits,
-    ModelCall,
-    Park,
-    SettleUsage,
-    Step,
-    Stop,
-    WriteInputs,
-    next_step,
-)
-
-__all__ = ["DeltaCoalescer", "LoopConfig", "OperationRun", "normalize_calls"]
+from journal.steps import DECISIVE, Limits, Step, next_step
 
 log = logging.getLogger(__name__)
 
@@ -160,9 +144,9 @@ class OperationRun:
             return "another runner took it over meanwhile"
         except StaleLog:
             return "someone wrote to it meanwhile; a runner goes on from here"
-        if isinstance(step, Finish):
+        if isinstance(step, steps.Finish):
             return f"{found}: wrote operation_finished ({step.outcome})"
-        if isinstance(step, Park):
+        if isinstance(step, steps.Park):
             return f"{found}: parked in the recovery inbox"
         return f"{found}: dispatched again with the same key; a runner goes on"
 
@@ -190,32 +174,32 @@ class OperationRun:
 
     def _execute(self, step: Step) -> str | None:
         match step:
-            case Finish():
+            case steps.Finish():
                 self.finish(step)
                 return "finished"
-            case Park():
+            case steps.Park():
                 park(self, step)
                 return "parked"
-            case DispatchAgain():
+            case steps.DispatchAgain():
                 dispatch_again(self, step)
-            case SettleUsage():
+            case steps.SettleUsage():
                 settle_usage(self, step)
-            case Stop():
+            case steps.Stop():
                 stop_calls(self, step)
-            case HandleCall():
+            case steps.HandleCall():
                 return handle_call(self, step)
-            case WriteInputs():
+            case steps.WriteInputs():
                 for queued in step.inputs:
                     content = UserMessage(content=queued.text)
                     self.writer.write(entries=[self.message_entry(queued.input_entry_id, content)])
                     self.faults.reach("after_input_entry")
-            case Compact():
+            case steps.Compact():
                 compact(self, step)
-            case ModelCall():
+            case steps.ModelCall():
                 model_call(self, step)
         return None
 
-    def finish(self, step: Finish) -> None:
+    def finish(self, step: steps.Finish) -> None:
         self.faults.reach("before_finish")
         record = self.record(OperationFinished, outcome=step.outcome, error=step.error)
         self.writer.write(records=[record])

@@ -33,6 +33,7 @@ from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import (
     app_state_at,
+    branch_rows,
     entry_exists,
     entry_ids_among,
     operation_records,
@@ -199,6 +200,14 @@ class Accepted:
     input_entry_id: str  # the entry the text is (or will be) written under
 
 
+def _on_active_branch(session: ComicSession, entry_id: str) -> bool:
+    """The node is the leaf or one of its ancestors: a page that shows it was only behind
+    on the same branch (a run it had not seen end yet), not on a branch left since."""
+    if entry_id == session.leaf_id:
+        return True
+    return any(row.entry_id == entry_id for row in branch_rows(session=session, lazy=True))
+
+
 def operation_accept(
     *,
     session_id: str,
@@ -211,8 +220,9 @@ def operation_accept(
 
     The user's message entry and ``operation_accepted`` commit together. Two prompts racing
     for an idle session queue behind the session row's lock: one starts, the other steers.
-    ``expected_leaf_id`` is the leaf the sender's page shows: on an idle session whose leaf
-    has moved since (another tab rewound or ran), ``StaleLeaf`` and nothing is written; on a
+    ``expected_leaf_id`` is the leaf the sender's page shows: on an idle session that left
+    that node's branch since (another tab rewound or forked), ``StaleLeaf`` and nothing is
+    written; a page merely behind on the same branch continues from the leaf, and on a
     running session the prompt steers the run as usual.
     """
     now = now or timezone.now()
@@ -226,7 +236,7 @@ def operation_accept(
         session = _locked_session(session_id)
         op = _locked_unfinished(session)
         if op is None:
-            if expected_leaf_id is not None and expected_leaf_id != session.leaf_id:
+            if expected_leaf_id is not None and not _on_active_branch(session, expected_leaf_id):
                 raise StaleLeaf(session_id, expected_leaf_id, session.leaf_id)
             op_id, entry_id = new_id("op"), new_id("e")
             entry = MessageEntry(

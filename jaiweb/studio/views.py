@@ -363,6 +363,11 @@ def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
         response = _refused(request, session, message, status)
         if isinstance(exc, PromptRateLimited):
             response["Retry-After"] = str(exc.retry_after)
+        if isinstance(exc, StaleLeaf) and _is_htmx(request):
+            # The page was behind (another tab moved on): bring it to where the session is
+            # now, so the next send carries the current leaf. The typed text stays.
+            session.refresh_from_db()
+            response.content += regions_html(session=session, language=get_language()).encode()
         return response
     return _done(request, session, status=202)
 

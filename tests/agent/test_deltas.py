@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from jaiweb.agent.loop import DeltaCoalescer, LoopConfig
+from jaiweb.agent.loop import LoopConfig
 from jaiweb.agent.providers.base import StreamEnd, TextDelta
+from jaiweb.agent.streaming import DeltaCoalescer
 from journal.entries import Usage
 
 INTERVAL = 0.05

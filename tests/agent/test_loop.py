@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.agent.loop import LoopConfig, normalize_calls
+from jaiweb.agent.loop import LoopConfig
 from jaiweb.agent.providers.base import RawToolCall
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.agent.streaming import normalize_calls
 from jaiweb.render.models import LedgerEntry
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import credits_grant, wallet_get_or_create

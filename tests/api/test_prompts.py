@@ -149,3 +149,14 @@ def test_a_stale_leaf_on_a_running_session_steers_as_usual(as_alice, idle_sessio
     assert response.status_code == 202
     assert response.json()["queued"] is True
     assert response.json()["operation_id"] == started["operation_id"]
+
+
+def test_a_page_only_behind_on_the_same_branch_continues_from_the_leaf(as_alice, idle_session):
+    """A tab that had not seen the last run end yet: its leaf is an ancestor of the leaf."""
+    behind = Entry.objects.filter(session=idle_session).order_by("seq")[1].entry_id
+    response = as_alice.post(
+        f"/sessions/{idle_session.id}/prompts", {"text": "第三集", "expected_leaf_id": behind}
+    )
+    assert response.status_code == 202 and response.json()["queued"] is False
+    entry = Entry.objects.get(session=idle_session, entry_id=response.json()["input_entry_id"])
+    assert entry.parent_id == idle_session.leaf_id  # after the leaf, not after `behind`

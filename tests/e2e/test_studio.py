@@ -277,3 +277,48 @@ def test_the_body_says_when_the_socket_is_open_and_it_stays_open(shared_studio, 
     page.goto(f"{base}/")
     page.go_back()
     wait_ws_open(page)
+
+
+def test_a_tab_behind_another_is_told_the_session_moved_on_and_keeps_its_text(
+    shared_studio, new_page
+):
+    """Tab A rewinds; tab B, whose socket has not brought that news yet, sends a prompt."""
+    import re
+
+    from jaiweb.store.models import Entry, Operation
+
+    first = new_page()
+    base = shared_studio.url
+    session_id = open_new_session(first, base, "moved on")
+    for n, text in enumerate(("/say 第一格", "/say 第二格"), 1):
+        send_prompt(first, text)
+        wait_until(lambda n=n: len(branch_entry_ids(session_id)) == 2 * n, 20, f"run {n}")
+        wait_run_finished(session_id)
+    ids = branch_entry_ids(session_id)
+    wait_tree_has(first, ids)
+
+    second = new_page(first.context)  # the same user, another tab, a socket that stays silent
+    second.route_web_socket(re.compile(r".*/ws/sessions/.*"), lambda ws: None)
+    second.goto(first.url)
+    second.locator("#prompt-form").wait_for()
+
+    first.locator(f'#tree [data-entry-id="{ids[1]}"]').first.click()  # the first reply
+    first.locator('#inspector [data-action="continue-here"]').click()
+    wait_until(lambda: len(branch_entry_ids(session_id)) == 3, 10, "the rewind")
+    entries = Entry.objects.filter(session_id=session_id).count()
+
+    typed = "/say 接着画：猪猪侠回到擂台"
+    send_prompt(second, typed)
+    second.locator("#form-error").filter(has_text="moved on in another tab").wait_for()
+    assert second.locator('#prompt-form textarea[name="text"]').input_value() == typed
+    assert Entry.objects.filter(session_id=session_id).count() == entries  # nothing written
+    assert not Operation.objects.filter(session_id=session_id, outcome__isnull=True).exists()
+    # the refusal brought the tab up to date: sending again starts a run from the new leaf
+    second.locator("#prompt-form button[type=submit]").click()
+    wait_until(lambda: len(branch_entry_ids(session_id)) == 5, 20, "the prompt from tab B")
+    wait_run_finished(session_id)
+    assert typed in [
+        e.payload["message"]["content"]
+        for e in Entry.objects.filter(session_id=session_id, type="message")
+        if e.payload["message"]["role"] == "user"
+    ]
