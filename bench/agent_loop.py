@@ -442,7 +442,11 @@ def _where_writes_go(backend, connection, ops, one_operation, session_create, ow
 
     # the statements of each kind of write, from one more operation traced (not timed)
     statements: dict[str, list[str]] = {}
-    real = loop.run_append
+    try:
+        from jaiweb.agent import writer as writes_module
+    except ImportError:  # before the executor (1ffa6b8 and earlier)
+        writes_module = loop
+    real = writes_module.run_append
     if backend == "sqlite":
         raw = connection.connection
 
@@ -472,11 +476,11 @@ def _where_writes_go(backend, connection, ops, one_operation, session_create, ow
                 label = write_label(kwargs.get("records", ()), kwargs.get("entries", ()))
                 statements.setdefault(label, [*seen, "(COMMIT by the driver)"])
 
-    loop.run_append = traced
+    writes_module.run_append = traced
     try:
         one_operation(session_create(owner=owner, title="traced", initial_app_state=INITIAL_STATE))
     finally:
-        loop.run_append = real
+        writes_module.run_append = real
 
     print(
         f"    {'run_append of':<42}{'calls/op':>9}{'median ms':>11}{'COMMIT ms':>11}"

@@ -30,7 +30,7 @@ from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, stop_call
 from jaiweb.agent.tools.base import Tool
 from jaiweb.agent.writer import FencedWriter
 from jaiweb.store.errors import LeaseLost, StaleLog
-from jaiweb.store.leases import Lease, operation_wait
+from jaiweb.store.leases import Lease, lease_release, operation_wait
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import app_state_at, branch_get, operation_records, recovery_evidence
 from journal import steps
@@ -70,12 +70,14 @@ class OperationRun:
         config: LoopConfig | None = None,
         sleep: Callable[[float], None] = time.sleep,
         interleave: Callable[[Step], None] | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
         self.provider, self.tools, self.faults, self.sleep = provider, tools, faults, sleep
         self.events = events or NullSink()
         self.config = config or LoopConfig()
         self.limits = Limits(self.config.max_model_calls, self.config.context_budget)
         self.interleave = interleave  # tests: another writer acts between decision and append
+        self.should_stop = should_stop  # the process is shutting down: hand back at a boundary
         self.operation_id = lease.operation_id
         self.session = (
             Operation.objects.select_related("session", "session__owner")
@@ -94,14 +96,17 @@ class OperationRun:
         self.asked: set[str] = set()  # calls this run asked approval for
 
     def run(self) -> str:
-        """``finished``, ``parked``, ``waiting`` (for a person's decision, holding nothing)
-        or ``lost`` (another runner holds the operation now)."""
+        """``finished``, ``parked``, ``waiting`` (for a person's decision, holding nothing),
+        ``handed back`` (the process is stopping) or ``lost`` (another runner has it now)."""
         try:
             with self.keeper.heartbeat():
                 self._start()
                 self.faults.reach("after_accept")
                 self.emit({"type": "operation_started", "operation_id": self.operation_id})
                 while True:
+                    if self.should_stop():  # a step boundary: nothing is half done here
+                        lease_release(lease=self.keeper.lease)
+                        return "handed back"
                     step = self._decide()
                     if step is None:
                         return "finished"

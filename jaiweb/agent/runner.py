@@ -131,7 +131,10 @@ class Runner:
         self.config = config or RunnerConfig()
         self.loop_config = loop_config
         self.wake = threading.Event()
+        self.stopping = threading.Event()  # set by shutdown(): no new claims, runs hand back
         self._failures = 0  # claims in a row the database refused
+        self._in_hand = 0  # runs in worker threads right now
+        self._in_hand_changed = threading.Condition()
         _LOCAL_RUNNERS.add(self)
 
     # -- one operation ------------------------------------------------------------------
@@ -176,10 +179,35 @@ class Runner:
             events=self.events,
             faults=self.faults,
             config=self.loop_config(),
+            should_stop=self.stopping.is_set,
         )
 
     def run_claimed(self, lease: Lease) -> str:
-        """Run a claimed operation to its end, its parking, or the loss of its lease."""
+        """Run a claimed operation to its end, its parking, the loss of its lease, or, once
+        the runner is stopping, the next step boundary (``handed back``)."""
+        with self._in_hand_changed:
+            self._in_hand += 1
+        try:
+            return self._run_claimed(lease)
+        finally:
+            with self._in_hand_changed:
+                self._in_hand -= 1
+                self._in_hand_changed.notify_all()
+
+    def shutdown(self, timeout: float) -> int:
+        """Stop claiming; each run hands its operation back at its next step boundary (a
+        lease released there is claimable by any runner at once). Waits up to ``timeout``
+        seconds and returns how many runs are still inside a step (a slow model or tool):
+        their leases go to whoever finds this process gone, or when they expire."""
+        self.stopping.set()
+        self.wake.set()
+        deadline = time.monotonic() + timeout
+        with self._in_hand_changed:
+            while self._in_hand and time.monotonic() < deadline:
+                self._in_hand_changed.wait(max(0.0, deadline - time.monotonic()))
+            return self._in_hand
+
+    def _run_claimed(self, lease: Lease) -> str:
         try:
             if self._given_up(lease):
                 return "given up"
@@ -304,7 +332,7 @@ class Runner:
     def _claim_until(self, stop: threading.Event) -> None:
         with ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run") as pool:
             busy = threading.Semaphore(self.config.workers)
-            while not stop.is_set():
+            while not stop.is_set() and not self.stopping.is_set():
                 if not busy.acquire(timeout=self.config.poll_seconds):
                     continue
                 lease = self.claim_or_wait()
@@ -323,6 +351,7 @@ class Runner:
                         connection.close()
 
                 pool.submit(run)
+            self.stopping.set()  # the runs in hand hand back at their next step boundary
 
     async def serve(self, stop: asyncio.Event) -> None:
         """On daphne's loop (``studio``): the recovery pass, then claims; runs go to threads."""
@@ -349,8 +378,10 @@ class Runner:
         listener = WorkListener.for_database(self.wake.set)
         if listener is not None:  # prompts accepted by the other web processes
             listener.start()
-        while not stop.is_set():
+        while not stop.is_set() and not self.stopping.is_set():
             await busy.acquire()
+            if self.stopping.is_set():
+                break
             lease = await in_thread(self.claim_or_wait)
             if lease is None:
                 busy.release()

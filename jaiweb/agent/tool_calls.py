@@ -99,7 +99,7 @@ def _await_decision(run: OperationRun, tool_call_id: str) -> bool:
     after that the worker is not kept waiting for them (the request is durable).
     """
     held = 0.0
-    while held < run.config.approval_hold_seconds:
+    while held < run.config.approval_hold_seconds and not run.should_stop():
         run.sleep(run.config.approval_poll_seconds)
         held += max(run.config.approval_poll_seconds, 0.05)
         run.keeper.renew_if_due()

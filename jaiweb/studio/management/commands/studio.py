@@ -6,6 +6,7 @@ daphne's event loop (see `schedule_agent_runner`).
 """
 
 import asyncio
+import os
 import sys
 
 from daphne.access import AccessLogGenerator
@@ -16,8 +17,13 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+# How long a stopping studio waits for its runs to reach a step boundary and hand their
+# operations back; a run still inside a step then (a slow model, a render) is left to the
+# next runner, which sees this process gone and takes its lease over at once.
+SHUTDOWN_SECONDS = 8.0
 
-def schedule_agent_runner(loop: asyncio.AbstractEventLoop) -> None:
+
+def schedule_agent_runner(loop: asyncio.AbstractEventLoop):
     """Run the in-process agent runner on daphne's loop (the one serving the consumers).
 
     The recovery pass comes first, then claims; each run goes to a worker thread, and
@@ -28,6 +34,7 @@ def schedule_agent_runner(loop: asyncio.AbstractEventLoop) -> None:
 
     runner = Runner(events=ChannelLayerSink(loop))
     loop.create_task(runner.serve(asyncio.Event()))
+    return runner
 
 
 def format_url(host: str, port: int) -> str:
@@ -69,6 +76,7 @@ class Command(BaseCommand):
             application = ASGIStaticFilesHandler(application)
 
         server = None
+        runners = []
 
         def ready() -> None:
             # Called by daphne after its endpoints are bound, before the reactor runs.
@@ -76,7 +84,7 @@ class Command(BaseCommand):
             url = format_url(bound_host, bound_port)
             if settings.JAIWEB_PUBLIC_URL is None:
                 settings.JAIWEB_PUBLIC_URL = url
-            schedule_agent_runner(asyncio.get_event_loop())
+            runners.append(schedule_agent_runner(asyncio.get_event_loop()))
             self.stdout.write(f"jaiweb studio listening on {url}")
             self.stdout.flush()
 
@@ -87,6 +95,20 @@ class Command(BaseCommand):
             ready_callable=ready,
             verbosity=verbosity,
         )
-        server.run()
+        server.run()  # until SIGTERM or SIGINT: Twisted stops the reactor
         if server.abort_start:
             raise CommandError(f"could not listen on {format_url(host, port)}")
+        self._stop_runners(runners)
+
+    def _stop_runners(self, runners) -> None:
+        """Hand every run back at its next step boundary, then exit within the bound."""
+        left = sum(runner.shutdown(SHUTDOWN_SECONDS) for runner in runners)
+        if left:
+            self.stdout.write(
+                f"jaiweb studio stopped; {left} run(s) still inside a step are left to the "
+                "next runner (it takes over this process's leases at once)"
+            )
+            self.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)  # the worker threads are not joined: that could take a step's time
+        self.stdout.write("jaiweb studio stopped; every run was handed back")
