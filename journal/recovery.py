@@ -32,7 +32,7 @@ from journal.records import (
 
 Status = Literal["ready", "provider_interrupted", "indeterminate_tool", "terminal"]
 AUTO_RETRY_POLICIES: frozenset[str] = frozenset({"read_only", "idempotent"})
-_OUTCOME_OF_STOP_REASON: dict[str, Outcome] = {
+OUTCOME_OF_STOP_REASON: dict[str, Outcome] = {
     "stop": "completed",
     "length": "completed",
     "error": "failed",
@@ -349,7 +349,7 @@ def verdict_for(log: OperationLog, evidence: RecoveryEvidence) -> Verdict:
     unanswered = pending or log.inputs_since_attempt
     if latest is not None and not unanswered and not redispatch and not stop_requested:
         stop_reason = evidence.final_assistant_entries.get(latest.assistant_entry_id)
-        outcome = _OUTCOME_OF_STOP_REASON.get(stop_reason) if stop_reason else None
+        outcome = OUTCOME_OF_STOP_REASON.get(stop_reason) if stop_reason else None
         if outcome is not None:
             return Verdict(status="terminal", finalization="inferred", outcome=outcome, **base)
 

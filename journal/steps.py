@@ -49,19 +49,13 @@ from journal.ids import result_entry_id
 from journal.records import ApprovalDecided, ErrorInfo, InputQueued, Outcome, ToolDispatched
 from journal.recovery import (
     AUTO_RETRY_POLICIES,
+    OUTCOME_OF_STOP_REASON,
     Dispatch,
     OperationLog,
     RecoveryEvidence,
     pending_inputs,
     verdict_for,
 )
-
-OUTCOME_OF_STOP_REASON: dict[str, Outcome] = {
-    "stop": "completed",
-    "length": "completed",
-    "error": "failed",
-    "aborted": "aborted",
-}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,21 +17,12 @@ from jaiweb.store.services import operation_accept, operation_approval_decide, s
 from jaiweb.studio.management.commands.studio import SHUTDOWN_SECONDS
 from journal.recovery import fold_operation
 from tests.agent.processes import studio
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BOUND = SHUTDOWN_SECONDS + 2  # the studio's own wait, and a moment to exit
 LEASE = 60  # long enough that "at once" can only mean the lease was handed back
-
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

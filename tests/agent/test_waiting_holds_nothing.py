@@ -17,18 +17,9 @@ from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
 from journal.recovery import fold_operation
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(predicate, what: str, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -59,11 +50,13 @@ def waiting(op: str) -> bool:
 def test_eight_undecided_approvals_do_not_hold_back_another_users_prompt(alice, runner):
     bob = get_user_model().objects.create_user("bob", password="bob-pass-1")
     ops = draw_and_leave_undecided(bob, 8)
-    wait_for(lambda: all(waiting(op) for op in ops), "the eight runs to wait, holding nothing")
+    wait_until(
+        lambda: all(waiting(op) for op in ops), 30, "the eight runs to wait, holding nothing"
+    )
     session = session_create(owner=alice, title="meanwhile")
     started = time.monotonic()
     op = prompt_submit(session=session, user=alice, text="/say 你好").operation_id
-    wait_for(lambda: Operation.objects.get(pk=op).outcome, "alice's run to finish")
+    wait_until(lambda: Operation.objects.get(pk=op).outcome, 30, "alice's run to finish")
     took = time.monotonic() - started
     assert Operation.objects.get(pk=op).outcome == "completed"
     assert took < 2, f"alice's prompt took {took:.2f} s behind eight waiting runs"
@@ -74,7 +67,7 @@ def test_eight_undecided_approvals_do_not_hold_back_another_users_prompt(alice, 
 
 def test_a_decision_wakes_a_runner_that_finishes_the_run(alice, runner):
     (op,) = draw_and_leave_undecided(alice, 1)
-    wait_for(lambda: waiting(op), "the run to wait")
+    wait_until(lambda: waiting(op), 30, "the run to wait")
     call_id = next(
         c
         for c, call in fold_operation(operation_records(operation_id=op)).calls.items()
@@ -87,7 +80,7 @@ def test_a_decision_wakes_a_runner_that_finishes_the_run(alice, runner):
         user=alice,
     )
     assert not waiting(op)  # cleared in the decision's own transaction
-    wait_for(lambda: Operation.objects.get(pk=op).outcome, "the run to finish")
+    wait_until(lambda: Operation.objects.get(pk=op).outcome, 30, "the run to finish")
     assert Operation.objects.get(pk=op).outcome == "completed"
     types = [r.type for r in operation_records(operation_id=op)]
     assert types.count("approval_requested") == 1 and "tool_dispatched" in types
@@ -95,7 +88,7 @@ def test_a_decision_wakes_a_runner_that_finishes_the_run(alice, runner):
 
 def test_a_stop_wakes_a_runner_that_ends_the_run_aborted(alice, runner):
     (op,) = draw_and_leave_undecided(alice, 1)
-    wait_for(lambda: waiting(op), "the run to wait")
+    wait_until(lambda: waiting(op), 30, "the run to wait")
     session_stop(session=Operation.objects.get(pk=op).session, user=alice)
-    wait_for(lambda: Operation.objects.get(pk=op).outcome, "the run to end")
+    wait_until(lambda: Operation.objects.get(pk=op).outcome, 30, "the run to end")
     assert Operation.objects.get(pk=op).outcome == "aborted"
