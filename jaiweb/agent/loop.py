@@ -25,6 +25,7 @@ from jaiweb.agent.faults import NO_FAULTS, Faults
 from jaiweb.agent.lease_keeper import LeaseKeeper
 from jaiweb.agent.model_turn import compact, model_call, settle_usage
 from jaiweb.agent.providers.base import Provider
+from jaiweb.agent.recovery_pass import recover_once
 from jaiweb.agent.state import AppState
 from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, stop_calls
 from jaiweb.agent.tools.base import Tool
@@ -36,8 +37,8 @@ from jaiweb.store.selectors import app_state_at, branch_get, operation_records, 
 from journal import steps
 from journal.entries import Entry, MessageEntry, UserMessage
 from journal.records import OperationFinished, Record
-from journal.recovery import describe, fold_operation, verdict_for
-from journal.steps import DECISIVE, Limits, Step, next_step
+from journal.recovery import fold_operation
+from journal.steps import Limits, Step, next_step
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class OperationRun:
         ``handed back`` (the process is stopping) or ``lost`` (another runner has it now)."""
         try:
             with self.keeper.heartbeat():
-                self._start()
+                self.start()
                 self.faults.reach("after_accept")
                 self.emit({"type": "operation_started", "operation_id": self.operation_id})
                 while True:
@@ -113,7 +114,7 @@ class OperationRun:
                     if self.interleave is not None:
                         self.interleave(step)
                     try:
-                        done = self._execute(step)
+                        done = self.execute(step)
                         if done == "waiting":
                             operation_wait(
                                 lease=self.keeper.lease,
@@ -132,32 +133,11 @@ class OperationRun:
 
     def recover(self) -> str:
         """Recovery's decisive step, waiting for no one: what was found and what was done."""
-        try:
-            self._start()
-            records = operation_records(operation_id=self.operation_id)
-            olog = fold_operation(records)
-            if olog.finished is not None:
-                return f"finished already ({olog.finished.outcome})"
-            evidence = recovery_evidence(session=self.session, records=records)
-            found = describe(verdict_for(olog, evidence))
-            self.writer.seen(len(records))
-            step = next_step(olog, evidence, self.branch(), self.limits)
-            if not isinstance(step, DECISIVE):
-                return f"{found}: a runner goes on from here"
-            self._execute(step)
-        except LeaseLost:
-            return "another runner took it over meanwhile"
-        except StaleLog:
-            return "someone wrote to it meanwhile; a runner goes on from here"
-        if isinstance(step, steps.Finish):
-            return f"{found}: wrote operation_finished ({step.outcome})"
-        if isinstance(step, steps.Park):
-            return f"{found}: parked in the recovery inbox"
-        return f"{found}: dispatched again with the same key; a runner goes on"
+        return recover_once(self)
 
     # -- reading ------------------------------------------------------------------------
 
-    def _start(self) -> None:
+    def start(self) -> None:
         self.session.refresh_from_db(fields=["leaf_id", "entry_count"])
         self.writer.leaf = self.session.leaf_id
         self.writer.state = AppState.of(app_state_at(session=self.session))
@@ -177,7 +157,7 @@ class OperationRun:
 
     # -- doing --------------------------------------------------------------------------
 
-    def _execute(self, step: Step) -> str | None:
+    def execute(self, step: Step) -> str | None:
         match step:
             case steps.Finish():
                 self.finish(step)

@@ -64,3 +64,13 @@ def test_a_bad_operation_is_reported_and_the_pass_goes_on(alice):
     assert f"{broken}: could not be recovered (ValidationError" in report
     assert f"{good}: found terminal (completed, inferred): wrote operation_finished" in report
     assert "2 unfinished operation(s) looked at" in report
+
+
+def test_a_recovery_pass_does_not_count_as_a_claim(alice):
+    """Passes made at every start-up must not push an operation toward "given up"."""
+    from jaiweb.store.services import operation_accept, session_create
+
+    op = operation_accept(session_id=session_create(owner=alice, title="s").id, text="go")
+    for _ in range(3):
+        run_recover()
+    assert Operation.objects.get(pk=op.operation_id).attempts == 0
