@@ -13,6 +13,7 @@ from django.conf import settings
 from ninja import Schema
 from pydantic import AfterValidator, Field, StringConstraints, create_model, field_validator
 
+from journal.appstate import AppState
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
 from journal.jsonvalues import Id, JsonObject, Text, check_text
 from journal.records import Record
@@ -53,7 +54,16 @@ class ErrorOut(Schema):
 
 class SessionCreateIn(Schema):
     title: Title
-    initial_app_state: JsonObject | None = None
+    initial_app_state: AppState | None = Field(
+        default=None,
+        description="kept as sent (unknown fields too), once the agent can read it; "
+        "default: no characters, permission mode ask",
+    )
+
+    def app_state_as_sent(self) -> dict | None:
+        if self.initial_app_state is None:
+            return None
+        return self.initial_app_state.model_dump(mode="json", exclude_unset=True)
 
 
 class SessionRenameIn(Schema):

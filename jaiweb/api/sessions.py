@@ -48,7 +48,7 @@ def list_sessions(request: HttpRequest):
 def create_session(request: HttpRequest, body: SessionCreateIn):
     """A new, empty session (``initial_app_state`` defaults to no characters, mode ask)."""
     session = session_create(
-        owner=request.auth, title=body.title, initial_app_state=body.initial_app_state
+        owner=request.auth, title=body.title, initial_app_state=body.app_state_as_sent()
     )
     return Status(201, session_detail(session=session))
 

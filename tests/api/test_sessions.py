@@ -6,11 +6,13 @@ import json
 
 import pytest
 
+from jaiweb.store.errors import InvalidEntry
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import branch_get
-from jaiweb.store.services import session_navigate
+from jaiweb.store.services import session_create, session_navigate
 from jaiweb.store.transfer import session_export
 from journal.entries import entry_to_dict
+from journal.jsonvalues import SURROGATE
 from tests.api.conftest import start_run
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +52,56 @@ def test_create_refuses_bad_fields_by_name(as_alice, payload, field):
     body = response.json()
     assert body["code"] == "invalid" and body["field"] == field
     assert body["detail"].startswith(f"{field}: ")
+    assert not ComicSession.objects.exists()
+
+
+def invalid(field: str, message: str) -> dict:
+    return {
+        "detail": f"{field}: {message}",
+        "code": "invalid",
+        "field": field,
+        "errors": [{"field": field, "message": message}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("state", "field", "message"),
+    [
+        ({"characters": "notadict"}, "characters", "Input should be a valid dictionary"),
+        ({"permission_mode": "yolo"}, "permission_mode", "Input should be 'ask' or 'auto'"),
+        (
+            {"characters": {"猪猪侠": {"mood": 5}}},
+            "characters.猪猪侠.mood",
+            "Input should be a valid string",
+        ),
+        ({"characters": {"猪猪侠": "x"}}, "characters.猪猪侠", "a character must be a JSON object"),
+        ("AAA", "", "the app state must be a JSON object"),
+        ({"extra": ["\udfff"]}, "", SURROGATE),
+        ({"characters": {"猪\udfff": {}}}, "", SURROGATE),
+    ],
+)
+def test_create_refuses_an_app_state_the_agent_cannot_read(as_alice, state, field, message):
+    """Issue 14.3: these were created (201); then the page answered 500 and every prompt
+    crash-looped its runner. The state is checked against the agent's model."""
+    response = as_alice.post("/sessions", {"title": "ok", "initial_app_state": state})
+    assert response.status_code == 422
+    assert response.json() == invalid(f"initial_app_state{'.' if field else ''}{field}", message)
+    assert not ComicSession.objects.exists()
+
+
+def test_a_state_is_kept_as_sent_unknown_fields_included(as_alice):
+    state = {"characters": {"猪猪侠": {"mood": "得意", "hat": "红"}}, "weather": "雨"}
+    body = as_alice.post("/sessions", {"title": "ok", "initial_app_state": state}).json()
+    assert body["app_state"] == state
+    assert ComicSession.objects.get(pk=body["id"]).initial_app_state == state
+
+
+def test_the_service_refuses_what_the_api_refuses(alice):
+    """Pages, imports and scripts create sessions through the same service."""
+    with pytest.raises(InvalidEntry, match=r"initial_app_state: permission_mode: Input should"):
+        session_create(owner=alice, title="t", initial_app_state={"permission_mode": "yolo"})
+    with pytest.raises(InvalidEntry, match=r"initial_app_state: the app state must be a JSON"):
+        session_create(owner=alice, title="t", initial_app_state=["x"])
     assert not ComicSession.objects.exists()
 
 
