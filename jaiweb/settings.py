@@ -398,6 +398,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: /api/v1/ writes in one transaction, every /api/v1/ answer JSON.
+    "jaiweb.api.middleware.ApiMiddleware",
 ]
 
 ROOT_URLCONF = "jaiweb.urls"

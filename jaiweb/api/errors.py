@@ -6,10 +6,13 @@ exist" and "is someone else's", so a 404 says nothing about other users' data.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -23,6 +26,8 @@ from jaiweb.store.errors import (
     StoreError,
 )
 from journal.errors import UnknownEntry
+
+log = logging.getLogger("jaiweb.api")
 
 NOT_FOUND = {
     SessionNotFound: "no such session",
@@ -57,6 +62,10 @@ def error_response(
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+def body_too_large_detail() -> str:
+    return f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
 
 
 def _field_name(loc: tuple | list) -> str:
@@ -133,6 +142,23 @@ def install_error_handlers(api: NinjaAPI) -> None:
             api, request, 422, "invalid", detail, field=errors[0]["field"], errors=errors
         )
 
+    def on_body_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+        return error_response(api, request, 413, "body_too_large", body_too_large_detail())
+
+    def on_unparsable_body(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+        # Read by the CSRF check of a cookie request: the API only takes JSON bodies anyway.
+        return error_response(
+            api, request, 422, "invalid_body", "the request body is not valid JSON"
+        )
+
+    def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
+        """A bug: logged with its traceback; the client gets the contract's shape, no trace."""
+        log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
+        return error_response(api, request, 500, "server_error", "the server failed; try again")
+
+    api.add_exception_handler(Exception, on_unhandled)
+    api.add_exception_handler(RequestDataTooBig, on_body_too_large)
+    api.add_exception_handler(MultiPartParserError, on_unparsable_body)
     api.add_exception_handler(StoreError, on_store_error)
     api.add_exception_handler(UnknownEntry, on_unknown_entry)
     api.add_exception_handler(PromptRateLimited, on_rate_limited)

@@ -11,7 +11,15 @@ from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from ninja import Schema
-from pydantic import AfterValidator, Field, StringConstraints, create_model, field_validator
+from ninja.schema import DjangoGetter
+from pydantic import (
+    AfterValidator,
+    Field,
+    StringConstraints,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from journal.appstate import AppState
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
@@ -49,10 +57,29 @@ class ErrorOut(Schema):
     leaf_id: str | None = Field(default=None, description="409 stale_leaf: the leaf now")
 
 
+# -- request bodies -----------------------------------------------------------------
+
+
+class BodyIn(Schema):
+    """A request body: a JSON object, nothing else.
+
+    ninja's Schema reads attributes from whatever it is given, so a JSON string "AAA" was
+    read as an object whose ``title`` was ``"AAA".title()``: a session named "Aaa".
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        # ninja's own (outer) validator has wrapped what was sent in a DjangoGetter already.
+        if not isinstance(value._obj if isinstance(value, DjangoGetter) else value, dict):
+            raise ValueError("must be a JSON object")
+        return value
+
+
 # -- sessions -----------------------------------------------------------------------
 
 
-class SessionCreateIn(Schema):
+class SessionCreateIn(BodyIn):
     title: Title
     initial_app_state: AppState | None = Field(
         default=None,
@@ -66,7 +93,7 @@ class SessionCreateIn(Schema):
         return self.initial_app_state.model_dump(mode="json", exclude_unset=True)
 
 
-class SessionRenameIn(Schema):
+class SessionRenameIn(BodyIn):
     title: Title
 
 
@@ -109,7 +136,7 @@ EntryOut = Annotated[
 # -- writes on a session ------------------------------------------------------------
 
 
-class PromptIn(Schema):
+class PromptIn(BodyIn):
     text: Text
 
     @field_validator("text")
@@ -133,7 +160,7 @@ class PromptOut(Schema):
     input_entry_id: str = Field(description="the entry the text is (or will be) written under")
 
 
-class NavigateIn(Schema):
+class NavigateIn(BodyIn):
     entry_id: Id
     expected_leaf_id: Id | None = None
 
@@ -164,7 +191,7 @@ class OperationOut(Schema):
     records: list[Record]
 
 
-class ApprovalIn(Schema):
+class ApprovalIn(BodyIn):
     tool_call_id: Id
     # The page's buttons say approve/deny; the journal records approved/denied.
     decision: Literal["approve", "deny", "approved", "denied"]
@@ -198,12 +225,12 @@ class InboxItemOut(Schema):
     evidence: dict[str, Any]
 
 
-class InboxResultIn(Schema):
+class InboxResultIn(BodyIn):
     content: Text = ""
     details: JsonObject | None = None
 
 
-class InboxResolveIn(Schema):
+class InboxResolveIn(BodyIn):
     resolution: Literal["retry", "confirmed", "failed"]
     reason: Reason
     result: InboxResultIn | None = None
