@@ -170,6 +170,21 @@ def test_entries_after_a_seq_and_a_limit(as_alice, idle_session):
     for bad in ({"after_seq": -1}, {"after_seq": "x"}, {"limit": 0}, {"limit": 1001}):
         response = as_alice.get(path, **bad)
         assert response.status_code == 422 and response.json()["field"] == next(iter(bad))
+    assert as_alice.get(path, after_seq=2**63 - 1).json() == []
+
+
+@pytest.mark.parametrize("after_seq", [2**63, 2**64, 10**30])
+def test_a_seq_past_64_bits_is_422_not_an_overflow(as_alice, idle_session, after_seq):
+    """Issue 14.5: SQLite's driver raised OverflowError (500) on 9223372036854775808."""
+    response = as_alice.get(f"/sessions/{idle_session.id}/entries", after_seq=after_seq)
+    assert response.status_code == 422
+    message = "Input should be less than or equal to 9223372036854775807"
+    assert response.json() == {
+        "detail": f"after_seq: {message}",
+        "code": "invalid",
+        "field": "after_seq",
+        "errors": [{"field": "after_seq", "message": message}],
+    }
 
 
 def test_branch_default_leaf_and_any_leaf(as_alice, idle_session):
