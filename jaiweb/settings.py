@@ -265,6 +265,11 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and JAIWEB_DB_POOL:
         "timeout": 10,
         "reset": _pool_reset,
     }
+    # With a pool, Django passes psycopg_pool's check=ConnectionPool.check_connection: a
+    # connection is checked (one empty query) as it is handed out. Without it, after the
+    # server ended backends (a restart, pg_terminate_backend, a failover) the pool handed
+    # out dead ones, each a 500 ("the connection is closed"), until all had been tried.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss", "unix"))
 if REDIS_URL:

@@ -214,6 +214,9 @@ def test_good_values_parse():
         # a bounded pool per process; a returned connection keeps no session switch
         "pool": {"min_size": 1, "max_size": 20, "timeout": 10, "reset": "_pool_reset"},
     }
+    # Django then gives the pool check=ConnectionPool.check_connection: no dead connection
+    # is handed out after the server ended backends.
+    assert s["DATABASE"]["CONN_HEALTH_CHECKS"] == "True"
     unpooled = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="0")
     assert "pool" not in unpooled["DATABASE_OPTIONS"]
     sized = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="5")

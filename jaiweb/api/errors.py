@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError, connection
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
@@ -62,6 +63,23 @@ def error_response(
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """The database connection died under the request (a server restart, a terminated
+    backend): not a bug of the request, and a read may simply be made again."""
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return False
+    cause = exc.__cause__
+    if type(cause).__name__ == "PoolTimeout":  # psycopg_pool: no connection in time
+        return True
+    # 08…: connection exception; 57P01–57P03: the server ended the backend (admin shutdown,
+    # crash shutdown, cannot connect now).
+    sqlstate = getattr(cause, "sqlstate", None) or ""
+    if sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03"):
+        return True
+    raw = connection.connection
+    return raw is None or bool(getattr(raw, "closed", False))
 
 
 def body_too_large_detail() -> str:
@@ -153,6 +171,12 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
         """A bug: logged with its traceback; the client gets the contract's shape, no trace."""
+        if connection_lost(exc):
+            request.jaiweb_connection_lost = True  # ApiMiddleware may read it once more
+            log.warning("database connection lost on %s %s: %s", request.method, request.path, exc)
+            return error_response(
+                api, request, 503, "database_unavailable", "the database is unavailable"
+            )
         log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
         return error_response(api, request, 500, "server_error", "the server failed; try again")
 

@@ -6,6 +6,8 @@
   then fail: a session created, then its answer failing to render, stayed (issue 14.4).
   What is to happen after the commit (waking runners, telling watchers) is registered
   with ``transaction.on_commit`` and is dropped with a rollback.
+* A read (GET) whose database connection died under it is made once more; a write
+  answers 503 database_unavailable, with nothing of it committed.
 * A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused with 413 before it is read.
 * An error answer that is not JSON (Django's 404 for an unknown path, ninja's empty 405,
   Django's 400 and 500 pages) is replaced by ``{"detail", "code"}`` with its status, so
@@ -18,10 +20,10 @@ import json
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse
 
-from jaiweb.api.errors import body_too_large_detail
+from jaiweb.api.errors import body_too_large_detail, log
 
 PREFIX = "/api/v1/"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -76,9 +78,22 @@ class ApiMiddleware:
         if _too_large(request):
             return _json_error(413, "body_too_large", body_too_large_detail())
         if request.method in SAFE_METHODS:
-            return _as_json(self.get_response(request))
-        with transaction.atomic():
             response = self.get_response(request)
-            if response.status_code >= 400:
-                transaction.set_rollback(True)
+            if getattr(request, "jaiweb_connection_lost", False):
+                # A read whose connection the server ended: once more on a fresh one (the
+                # pool checks what it hands out). A write is never repeated: it answers 503.
+                request.jaiweb_connection_lost = False
+                connection.close()
+                response = self.get_response(request)
+            return _as_json(response)
+        try:
+            with transaction.atomic():
+                response = self.get_response(request)
+                if response.status_code >= 400:
+                    transaction.set_rollback(True)
+        except (OperationalError, InterfaceError) as exc:
+            # Beginning or committing the transaction itself: by then Django has dropped
+            # the dead connection (and taken another), so the error is all there is to go on.
+            log.warning("database connection lost on %s %s: %s", request.method, request.path, exc)
+            response = _json_error(503, "database_unavailable", "the database is unavailable")
         return _as_json(response)
