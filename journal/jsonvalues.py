@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 NUL = "text must not contain the NUL character (U+0000)"
 SURROGATE = "text must not contain a lone surrogate (U+D800–U+DFFF)"
@@ -65,6 +65,22 @@ def check_json(value: Any) -> Any:
     return value
 
 
-Text = Annotated[str, AfterValidator(check_text)]
-Id = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(check_text)]
+# What the schema can say of check_text (for OpenAPI and its fuzzers): no NUL. Lone
+# surrogates cannot be written in a JSON Schema pattern; the descriptions say so.
+NO_NUL = r"^[^\u0000]*$"
+TEXT_RULE = "no NUL (U+0000) and no lone surrogate (U+D800–U+DFFF)"
+
+Text = Annotated[
+    str,
+    AfterValidator(check_text),
+    Field(json_schema_extra={"pattern": NO_NUL, "description": TEXT_RULE}),
+]
+Id = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=128),
+    AfterValidator(check_text),
+    Field(
+        json_schema_extra={"pattern": NO_NUL, "description": f"1 to 128 characters; {TEXT_RULE}"}
+    ),
+]
 JsonObject = Annotated[dict[str, Any], AfterValidator(check_json)]

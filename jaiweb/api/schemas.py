@@ -23,19 +23,36 @@ from pydantic import (
 
 from journal.appstate import AppState
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
-from journal.jsonvalues import Id, JsonObject, Text, check_text
+from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
 from journal.records import Record
 from journal.recovery import Verdict
 
 SessionState = Literal["idle", "running", "parked"]
+# The schema says what the server enforces (a fuzzer of the OpenAPI document keeps to it):
+# at least one character that is not whitespace, and no NUL.
+NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
 # Length is checked on the stripped text, before the NUL check (its message names the limits).
 Title = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(check_text),
+    Field(
+        json_schema_extra={
+            "pattern": NOT_BLANK,
+            "description": f"1 to 200 characters once stripped; {TEXT_RULE}",
+        }
+    ),
 ]
 Reason = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(check_text)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1),
+    AfterValidator(check_text),
+    Field(
+        json_schema_extra={
+            "pattern": NOT_BLANK,
+            "description": f"not empty or only whitespace; {TEXT_RULE}",
+        }
+    ),
 ]
 
 
@@ -136,8 +153,22 @@ EntryOut = Annotated[
 # -- writes on a session ------------------------------------------------------------
 
 
+def _prompt_schema(schema: dict) -> None:
+    limit = settings.JAIWEB_MAX_PROMPT_CHARS  # read when the document is made
+    schema.update(
+        minLength=1,
+        maxLength=limit,
+        pattern=NOT_BLANK,
+        description=f"1 to {limit} characters (JAIWEB_MAX_PROMPT_CHARS), not only "
+        f"whitespace; {TEXT_RULE}",
+    )
+
+
+PromptText = Annotated[str, AfterValidator(check_text), Field(json_schema_extra=_prompt_schema)]
+
+
 class PromptIn(BodyIn):
-    text: Text
+    text: PromptText
 
     @field_validator("text")
     @classmethod
