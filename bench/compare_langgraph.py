@@ -29,6 +29,7 @@ Bytes on disk: the file + WAL after a checkpoint, and the same minus the empty s
 import argparse
 import json
 import os
+import secrets
 import shutil
 import sqlite3
 import statistics
@@ -169,7 +170,8 @@ def run_langgraph(path: Path) -> dict:
 def run_ours(path: Path) -> dict:
     os.environ["DATABASE_URL"] = f"sqlite:///{path}"
     os.environ["DEBUG"] = "0"
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # DEBUG=0 wants real ones
+    os.environ.setdefault("JAIWEB_FEED_SECRET", secrets.token_urlsafe(32))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
     import django
 

@@ -68,6 +68,7 @@ import json
 import os
 import platform
 import re
+import secrets
 import shutil
 import signal
 import statistics
@@ -759,6 +760,10 @@ def print_summary(rows: list[tuple[str, Step, list[str]]]) -> None:
 # --- the setups ---------------------------------------------------------------------------
 
 
+BENCH_KEY = secrets.token_urlsafe(50)
+BENCH_FEED_SECRET = secrets.token_urlsafe(32)
+
+
 def base_env(extra: dict[str, str]) -> dict[str, str]:
     """This process's environment without jaiweb's settings, plus ``extra``."""
     ours = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}
@@ -767,7 +772,8 @@ def base_env(extra: dict[str, str]) -> dict[str, str]:
     return {
         **env,
         "DEBUG": "0",
-        "SECRET_KEY": "bench-load-only-secret",
+        "SECRET_KEY": BENCH_KEY,  # DEBUG=0 wants real secrets, the same in every process
+        "JAIWEB_FEED_SECRET": BENCH_FEED_SECRET,
         "JAIWEB_HTTPS": "0",  # plain http on the loopback: cookies without Secure
         "JAIWEB_PROMPTS_PER_MINUTE": "1000000",
         "JAIWEB_IMAGE_BACKEND": "local",

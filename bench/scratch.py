@@ -8,6 +8,7 @@ there: a temporary SQLite file, or a PostgreSQL database created now and dropped
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -46,7 +47,9 @@ def scratch_django(
         os.environ["DATABASE_URL"] = f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{pg_db}"
     os.environ["DEBUG"] = "0"
     os.environ["JAIWEB_MEDIA_ROOT"] = str(tmp / "media")
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+    # DEBUG=0 wants real secrets (jaiweb/settings.py); these live as long as the run.
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    os.environ.setdefault("JAIWEB_FEED_SECRET", secrets.token_urlsafe(32))
     os.environ["DJANGO_SETTINGS_MODULE"] = "jaiweb.settings"
     for name, value in (env or {}).items():
         if value:

@@ -15,16 +15,28 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from jaiweb.ops.watchers import CountWebsockets  # noqa: E402
 from jaiweb.studio.routing import websocket_urlpatterns  # noqa: E402
+
+
+async def websocket_not_found(scope, receive, send) -> None:
+    """A socket to an address no consumer serves: refused at the handshake (daphne answers
+    403), quietly. URLRouter itself raised ValueError, a 30-line traceback per attempt."""
+    message = await receive()
+    if message["type"] == "websocket.connect":
+        await send({"type": "websocket.close", "code": 4404})
+
+
+websocket_routes = [*websocket_urlpatterns, re_path(r"", websocket_not_found)]
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Counted for /metrics (jaiweb_websocket_watchers): open sockets of this process.
         "websocket": CountWebsockets(
-            AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+            AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes)))
         ),
     }
 )

@@ -7,10 +7,17 @@ unset.
 
 DEBUG defaults to on: with no environment at all, `python manage.py studio` is the
 embedded dev mode (SQLite file, in-memory channel layer, offline director, local
-renderer). Turn it off with DEBUG=0 in production; then SECRET_KEY is required.
+renderer). Turn it off with DEBUG=0 in production; then SECRET_KEY (50+ characters) and
+JAIWEB_FEED_SECRET (32+ characters) are required. No secret is ever empty or a constant
+written here: with DEBUG on and no SECRET_KEY, one is made at random on the first start
+and kept in DEV_SECRET_FILE, and the feed's secret is derived from SECRET_KEY.
 """
 
+import contextlib
+import hashlib
+import hmac
 import os
+import secrets
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -156,11 +163,68 @@ def _postgres_options(pairs: list[tuple[str, str]], bad) -> dict:
 
 DEBUG = env_bool("DEBUG", True)
 
+# DEBUG on and no SECRET_KEY: a key made once per checkout, kept beside the code and
+# never committed (.gitignore), so no two installations share one and no one can guess it.
+DEV_SECRET_FILE = BASE_DIR / ".jaiweb-dev-secret-key"
+
+
+def dev_secret_key(path: Path) -> str:
+    """The key in ``path``, made at random (mode 600) by whichever process starts first."""
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(50) + "\n")
+        with contextlib.suppress(FileExistsError):  # another process was first: theirs wins
+            os.link(tmp, path)
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is unset and no development key could be kept in {path} ({exc}); "
+            "set SECRET_KEY"
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
+
+
+# Keys that were once written down (this file's old development key) are public.
+KNOWN_KEYS = ("jaiweb-dev-only-secret-key-never-use-in-production",)
+
+
+def check_secret_key(key: str) -> str:
+    """What Django's check --deploy asks of a production key (security.W009), as an error."""
+    if (
+        len(key) < 50
+        or len(set(key)) < 5
+        or key.startswith("django-insecure-")
+        or key in KNOWN_KEYS
+    ):
+        raise ImproperlyConfigured(
+            "SECRET_KEY must have at least 50 characters, 5 of them different, when DEBUG is "
+            f"off (got {len(key)} characters; the value is not shown). Make one with: "
+            'python -c "import secrets; print(secrets.token_urlsafe(50))"'
+        )
+    return key
+
+
+def derived_secret(key: str, purpose: str) -> str:
+    """A secret of its own for ``purpose``, as secret as ``key`` and never equal to it."""
+    return hmac.new(key.encode(), f"jaiweb:{purpose}".encode(), hashlib.sha256).hexdigest()
+
+
 SECRET_KEY = env_str("SECRET_KEY")
 if SECRET_KEY is None:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "jaiweb-dev-only-secret-key-never-use-in-production"
+    SECRET_KEY = dev_secret_key(DEV_SECRET_FILE)
+elif not DEBUG:
+    check_secret_key(SECRET_KEY)
 
 # Behind HTTPS (a reverse proxy that terminates TLS): cookies only over HTTPS, HSTS, and
 # the proxy's X-Forwarded-Proto believed. On by default when DEBUG is off.
@@ -170,6 +234,14 @@ if JAIWEB_HTTPS:
     CSRF_COOKIE_SECURE = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("JAIWEB_HSTS_SECONDS", 3600, min=0)
+    # check --deploy, behind the TLS-terminating proxy of docs/DEPLOY.md:
+    # W008 SECURE_SSL_REDIRECT: the proxy redirects http:// to https:// itself; a redirect
+    #   here would also send loopback health checks and scrapes (/healthz, /metrics,
+    #   plain HTTP on 127.0.0.1) to an https:// port nothing listens on.
+    # W005 SECURE_HSTS_INCLUDE_SUBDOMAINS, W021 SECURE_HSTS_PRELOAD: HSTS for every
+    #   subdomain, and the browsers' preload list (hard to leave), commit the whole domain,
+    #   not this application: the domain's owner decides them at the proxy.
+    SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W008", "security.W021"]
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -201,6 +273,11 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql") and JAIWEB_DB_POOL:
         "timeout": 10,
         "reset": _pool_reset,
     }
+    # With a pool, Django passes psycopg_pool's check=ConnectionPool.check_connection: a
+    # connection is checked (one empty query) as it is handed out. Without it, after the
+    # server ended backends (a restart, pg_terminate_backend, a failover) the pool handed
+    # out dead ones, each a 500 ("the connection is closed"), until all had been tried.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss", "unix"))
 if REDIS_URL:
@@ -253,14 +330,23 @@ JAIWEB_LLM_API_KEY = env_str("JAIWEB_LLM_API_KEY")
 JAIWEB_IMAGE_BACKEND = env_choice("JAIWEB_IMAGE_BACKEND", ("local", "openai"), "local")
 
 JAIWEB_FEED_URL = env_url("JAIWEB_FEED_URL")
+# The HMAC key of the feed webhook (jaiweb/feed), shared by publish_panel and the receiver,
+# whether the feed is the studio's own or external. With DEBUG off it must be given; with
+# DEBUG on it defaults to one derived from SECRET_KEY (itself random per checkout).
 JAIWEB_FEED_SECRET = env_str("JAIWEB_FEED_SECRET")
 if JAIWEB_FEED_SECRET is None:
-    if DEBUG:
-        JAIWEB_FEED_SECRET = "jaiweb-dev-only-feed-secret"
-    elif JAIWEB_FEED_URL:
+    if not DEBUG:
         raise ImproperlyConfigured(
-            "JAIWEB_FEED_SECRET must be set when JAIWEB_FEED_URL is set and DEBUG is off"
+            "JAIWEB_FEED_SECRET must be set when DEBUG is off (the feed webhook's HMAC key, "
+            "32+ characters, the same in every process): "
+            'python -c "import secrets; print(secrets.token_urlsafe(32))"'
         )
+    JAIWEB_FEED_SECRET = derived_secret(SECRET_KEY, "feed-webhook")
+elif not DEBUG and len(JAIWEB_FEED_SECRET) < 32:
+    raise ImproperlyConfigured(
+        "JAIWEB_FEED_SECRET must have at least 32 characters when DEBUG is off "
+        f"(got {len(JAIWEB_FEED_SECRET)}; the value is not shown)"
+    )
 
 JAIWEB_LEASE_SECONDS = env_int("JAIWEB_LEASE_SECONDS", 15, min=1)
 # How long an unfinished render holds its key before a repeat may take it over.
@@ -325,6 +411,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Innermost: /api/v1/ writes in one transaction, every /api/v1/ answer JSON.
+    "jaiweb.api.middleware.ApiMiddleware",
 ]
 
 ROOT_URLCONF = "jaiweb.urls"
@@ -349,6 +437,15 @@ TEMPLATES = [
 ]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sign-up and password change refuse a password like the user's name, shorter than 8
+# characters, a common one or digits only (sign-up took "short").
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]

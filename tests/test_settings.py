@@ -11,6 +11,10 @@ from django.db import connection
 from jaiweb.settings import env_bool, env_choice, env_int, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# A production-grade key and feed secret (never used anywhere but these tests).
+PROD_KEY = "tEsT-oNlY-kEy-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEF"
+PROD_FEED = "test-only-feed-secret-0123456789abcdef"
+PROD = {"DEBUG": "0", "SECRET_KEY": PROD_KEY, "JAIWEB_FEED_SECRET": PROD_FEED}
 
 OURS = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS")
 
@@ -101,10 +105,62 @@ def test_secret_key_is_required_without_debug():
     assert "SECRET_KEY must be set when DEBUG is off" in r.stderr
 
 
-def test_feed_secret_is_required_with_a_feed_without_debug():
-    r = start(DEBUG="off", SECRET_KEY="s3cret", JAIWEB_FEED_URL="https://feed.example/")
+@pytest.mark.parametrize("feed_url", [None, "https://feed.example/"])
+def test_feed_secret_is_required_without_debug(feed_url):
+    """Issue 14.1: with no secret the webhook checked signatures against the empty key, so
+    anyone could publish someone's panel. Refused at start-up, the studio's own feed too."""
+    env = {"DEBUG": "off", "SECRET_KEY": PROD_KEY}
+    if feed_url:
+        env["JAIWEB_FEED_URL"] = feed_url
+    r = start(**env)
     assert r.returncode != 0
-    assert "JAIWEB_FEED_SECRET" in r.stderr
+    assert "ImproperlyConfigured: JAIWEB_FEED_SECRET must be set when DEBUG is off" in r.stderr
+
+
+def test_a_short_feed_secret_is_refused_without_debug():
+    r = start(**{**PROD, "JAIWEB_FEED_SECRET": "feed"})
+    assert r.returncode != 0
+    assert "JAIWEB_FEED_SECRET must have at least 32 characters when DEBUG is off" in r.stderr
+    assert "'feed'" not in r.stderr  # a secret is never echoed
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "s3cret",  # short
+        "s" * 50,  # long, but one character
+        "django-insecure-" + "x1y2z3" * 10,  # Django's generated development key
+        "jaiweb-dev-only-secret-key-never-use-in-production",  # once written in settings.py
+    ],
+)
+def test_a_weak_secret_key_is_refused_without_debug(key):
+    r = start(**{**PROD, "SECRET_KEY": key})
+    assert r.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY must have at least 50 characters" in r.stderr
+    assert key not in r.stderr
+
+
+def test_the_development_secrets_are_random_per_installation(tmp_path):
+    """DEBUG on, nothing set: the key is made once per checkout (kept, mode 600) and the feed
+    secret is derived from it, so neither is a constant anyone could read in the code."""
+    from jaiweb.settings import derived_secret, dev_secret_key
+
+    first, other = tmp_path / "a" / "key", tmp_path / "b" / "key"
+    first.parent.mkdir()
+    other.parent.mkdir()
+    key = dev_secret_key(first)
+    assert len(key) >= 50 and dev_secret_key(first) == key  # kept: the same on every start
+    assert first.stat().st_mode & 0o777 == 0o600
+    assert dev_secret_key(other) != key  # another installation, another key
+    assert derived_secret(key, "feed-webhook") != derived_secret(key + "x", "feed-webhook")
+    assert derived_secret(key, "feed-webhook") not in (key, "")
+
+    s = load()
+    assert s["SECRET_KEY"] == (BASE_DIR / ".jaiweb-dev-secret-key").read_text().strip()
+    assert s["SECRET_KEY"] != "jaiweb-dev-only-secret-key-never-use-in-production"
+    assert s["JAIWEB_FEED_SECRET"] == derived_secret(s["SECRET_KEY"], "feed-webhook")
+    assert s["JAIWEB_FEED_SECRET"] != "jaiweb-dev-only-feed-secret"
+    assert load(SECRET_KEY="mine")["JAIWEB_FEED_SECRET"] == derived_secret("mine", "feed-webhook")
 
 
 def test_defaults():
@@ -129,7 +185,7 @@ def test_defaults():
 def test_good_values_parse():
     s = load(
         DEBUG="False",
-        SECRET_KEY="s3cret",
+        SECRET_KEY=PROD_KEY,
         DATABASE_URL="postgresql://jai:p%40ss@db.example:6543/studio?sslmode=require",
         REDIS_URL="redis://127.0.0.1:6379/1",
         JAIWEB_PUBLIC_URL="https://comics.example/",
@@ -138,13 +194,13 @@ def test_good_values_parse():
         JAIWEB_LLM_API_KEY="key",
         JAIWEB_IMAGE_BACKEND="openai",
         JAIWEB_FEED_URL="https://feed.example/in",
-        JAIWEB_FEED_SECRET="feed",
+        JAIWEB_FEED_SECRET=PROD_FEED,
         JAIWEB_LEASE_SECONDS="1",
         JAIWEB_CONTEXT_BUDGET="1000",
         JAIWEB_MAX_PROMPT_CHARS=" 200 ",
     )
     assert s["DEBUG"] is False
-    assert s["SECRET_KEY"] == "s3cret"
+    assert s["SECRET_KEY"] == PROD_KEY
     assert s["DATABASE"]["ENGINE"] == "django.db.backends.postgresql"
     assert s["DATABASE"]["NAME"] == "studio"
     assert s["DATABASE"]["USER"] == "jai"
@@ -158,6 +214,9 @@ def test_good_values_parse():
         # a bounded pool per process; a returned connection keeps no session switch
         "pool": {"min_size": 1, "max_size": 20, "timeout": 10, "reset": "_pool_reset"},
     }
+    # Django then gives the pool check=ConnectionPool.check_connection: no dead connection
+    # is handed out after the server ended backends.
+    assert s["DATABASE"]["CONN_HEALTH_CHECKS"] == "True"
     unpooled = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="0")
     assert "pool" not in unpooled["DATABASE_OPTIONS"]
     sized = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="5")
@@ -186,7 +245,7 @@ def test_good_values_parse():
     assert s["JAIWEB_LLM_API_KEY"] == "key"
     assert s["JAIWEB_IMAGE_BACKEND"] == "openai"
     assert s["JAIWEB_FEED_URL"] == "https://feed.example/in"
-    assert s["JAIWEB_FEED_SECRET"] == "feed"
+    assert s["JAIWEB_FEED_SECRET"] == PROD_FEED
     assert s["JAIWEB_LEASE_SECONDS"] == 1
     assert s["JAIWEB_CONTEXT_BUDGET"] == 1000
     assert s["JAIWEB_MAX_PROMPT_CHARS"] == 200
@@ -287,8 +346,32 @@ def test_the_database_is_durable_on_commit():
 def test_production_is_one_environment_away():
     dev = load()
     assert dev["DEBUG"] is True and dev["SESSION_COOKIE_SECURE"] is False
-    prod = load(DEBUG="0", SECRET_KEY="s" * 50)
+    prod = load(**PROD)
     assert prod["DEBUG"] is False
     assert prod["SESSION_COOKIE_SECURE"] is True and prod["CSRF_COOKIE_SECURE"] is True
-    plain_http = load(DEBUG="0", SECRET_KEY="s" * 50, JAIWEB_HTTPS="0")
+    plain_http = load(**PROD, JAIWEB_HTTPS="0")
     assert plain_http["SESSION_COOKIE_SECURE"] is False
+
+
+def test_check_deploy_is_clean_in_the_documented_production_environment():
+    """docs/DEPLOY.md §2 behind its TLS-terminating proxy: no warning (issue 14.10). W005,
+    W008 and W021 are silenced in settings.py, each with the reason it does not apply."""
+    clean = {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("JAIWEB_")}
+    env = {
+        **clean,
+        **PROD,
+        "DJANGO_SETTINGS_MODULE": "jaiweb.settings",
+        "JAIWEB_PUBLIC_URL": "https://comics.example.com/",
+        "ALLOWED_HOSTS": "comics.example.com,127.0.0.1",
+        "JAIWEB_HTTPS": "1",
+    }
+    r = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        env=env,
+        cwd=BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "System check identified no issues (3 silenced)." in r.stdout

@@ -21,9 +21,15 @@ from django.utils import timezone
 from jaiweb.agent.events import group_name, group_send_nowait
 from jaiweb.agent.inbox import inbox_resolve
 from jaiweb.agent.runner import wake_local_runners
-from jaiweb.agent.state import AppState, Character
+from jaiweb.agent.state import AppState, Character, UnreadableAppState
 from jaiweb.store.conflicts import conflicts_retried
-from jaiweb.store.errors import OperationStateConflict, SessionBusy, SessionParked, StaleLeaf
+from jaiweb.store.errors import (
+    InvalidEntry,
+    OperationStateConflict,
+    SessionBusy,
+    SessionParked,
+    StaleLeaf,
+)
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import app_state_at, unfinished_operation
@@ -220,7 +226,10 @@ def _state_now(session: ComicSession, expected_leaf_id: str | None) -> AppState:
         raise SessionBusy(session.id, op.id, parked=False)
     if expected_leaf_id != session.leaf_id:
         raise StaleLeaf(session.id, expected_leaf_id, session.leaf_id)
-    return AppState.of(app_state_at(session=session))
+    try:
+        return AppState.of(app_state_at(session=session))
+    except UnreadableAppState as exc:  # a row from before states were checked
+        raise InvalidEntry(f"the session's app state cannot be read: {exc}") from None
 
 
 @conflicts_retried

@@ -30,9 +30,10 @@ from jaiweb.agent.faults import Faults
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers import provider_for_settings
 from jaiweb.agent.providers.base import Provider
+from jaiweb.agent.state import UnreadableAppState
 from jaiweb.agent.tools import default_tools
 from jaiweb.agent.tools.base import Tool
-from jaiweb.store.errors import LeaseLost
+from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import (
     Lease,
     lease_release,
@@ -214,6 +215,8 @@ class Runner:
             return self._operation_run(lease).run()
         except CorruptedOperationLog as exc:
             return self._park(lease, f"the operation log is corrupted: {exc.reason}")
+        except UnreadableAppState as exc:  # no claim would read it better: end it, once
+            return self._end_unreadable(lease, str(exc))
         except Exception:
             # Not a crash of the process: let another claim try (the claims are counted).
             log.exception("operation %s failed in its runner", lease.operation_id)
@@ -240,22 +243,62 @@ class Runner:
         if verdict.status == "indeterminate_tool":
             self._park(lease, f"needs attention: {why}")
         else:
-            finished = OperationFinished(
-                operation_id=lease.operation_id,
-                timestamp=timezone.now(),
-                outcome="interrupted",
-                error=ErrorInfo(code="crash_loop", message=f"stopped retrying: {why}"),
-            )
-            run_append(operation_id=lease.operation_id, fencing=lease.fencing, records=[finished])
-            self.events.emit(
-                op.session_id,
-                {
-                    "type": "operation_finished",
-                    "operation_id": lease.operation_id,
-                    "outcome": "interrupted",
-                },
-            )
+            message = f"stopped retrying: {why}"
+            self._finish(lease, op.session_id, "interrupted", "crash_loop", message)
         return True
+
+    def _finish(
+        self,
+        lease: Lease,
+        session_id: str,
+        outcome: str,
+        code: str,
+        message: str,
+        expected_seq: int | None = None,
+    ) -> None:
+        finished = OperationFinished(
+            operation_id=lease.operation_id,
+            timestamp=timezone.now(),
+            outcome=outcome,
+            error=ErrorInfo(code=code, message=message),
+        )
+        run_append(
+            operation_id=lease.operation_id,
+            fencing=lease.fencing,
+            records=[finished],
+            expected_seq=expected_seq,
+        )
+        self.events.emit(
+            session_id,
+            {"type": "operation_finished", "operation_id": lease.operation_id, "outcome": outcome},
+        )
+
+    def _end_unreadable(self, lease: Lease, why: str) -> str:
+        """The session's app state is one the agent cannot read (a row written before it was
+        checked): the operation fails saying so, instead of a claim after claim that crashes
+        the same way. With an open dispatch it waits for an admin, as any such run does."""
+        message = f"the session's app state cannot be read: {why}"
+        log.warning("operation %s: %s", lease.operation_id, message)
+        records = operation_records(operation_id=lease.operation_id)
+        olog = fold_operation(records)
+        if olog.finished is not None:
+            return "finished"
+        op = Operation.objects.select_related("session").get(pk=lease.operation_id)
+        verdict = verdict_for(olog, recovery_evidence(session=op.session, records=records))
+        if verdict.status == "indeterminate_tool":
+            return self._park(lease, f"needs attention: {message}")
+        # A pending input may only be left by an operation that gave up (CONTRACT §3).
+        outcome = "interrupted" if verdict.pending_inputs else "failed"
+        try:  # decided from this read of the log: a prompt typed since refuses the finish
+            self._finish(
+                lease, op.session_id, outcome, "unreadable_app_state", message, len(records)
+            )
+        except LeaseLost:
+            return "lost"
+        except StaleLog:
+            lease_release(lease=lease)
+            return "released"
+        return "finished"
 
     def _park(self, lease: Lease, reason: str) -> str:
         try:
@@ -290,6 +333,8 @@ class Runner:
                     lines.append(f"{op_id}: given up after too many claims")
                     continue
                 lines.append(f"{op_id}: {self._operation_run(lease).recover()}")
+            except UnreadableAppState as exc:
+                lines.append(f"{op_id}: {self._end_unreadable(lease, str(exc))} (bad app state)")
             except CorruptedOperationLog as exc:
                 lines.append(
                     f"{op_id}: corrupted log ({exc.reason}): "

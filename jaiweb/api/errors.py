@@ -6,10 +6,14 @@ exist" and "is someone else's", so a 404 says nothing about other users' data.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError, connection
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -23,6 +27,8 @@ from jaiweb.store.errors import (
     StoreError,
 )
 from journal.errors import UnknownEntry
+
+log = logging.getLogger("jaiweb.api")
 
 NOT_FOUND = {
     SessionNotFound: "no such session",
@@ -57,6 +63,27 @@ def error_response(
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """The database connection died under the request (a server restart, a terminated
+    backend): not a bug of the request, and a read may simply be made again."""
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return False
+    cause = exc.__cause__
+    if type(cause).__name__ == "PoolTimeout":  # psycopg_pool: no connection in time
+        return True
+    # 08…: connection exception; 57P01–57P03: the server ended the backend (admin shutdown,
+    # crash shutdown, cannot connect now).
+    sqlstate = getattr(cause, "sqlstate", None) or ""
+    if sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03"):
+        return True
+    raw = connection.connection
+    return raw is None or bool(getattr(raw, "closed", False))
+
+
+def body_too_large_detail() -> str:
+    return f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
 
 
 def _field_name(loc: tuple | list) -> str:
@@ -133,6 +160,29 @@ def install_error_handlers(api: NinjaAPI) -> None:
             api, request, 422, "invalid", detail, field=errors[0]["field"], errors=errors
         )
 
+    def on_body_too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+        return error_response(api, request, 413, "body_too_large", body_too_large_detail())
+
+    def on_unparsable_body(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+        # Read by the CSRF check of a cookie request: the API only takes JSON bodies anyway.
+        return error_response(
+            api, request, 422, "invalid_body", "the request body is not valid JSON"
+        )
+
+    def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
+        """A bug: logged with its traceback; the client gets the contract's shape, no trace."""
+        if connection_lost(exc):
+            request.jaiweb_connection_lost = True  # ApiMiddleware may read it once more
+            log.warning("database connection lost on %s %s: %s", request.method, request.path, exc)
+            return error_response(
+                api, request, 503, "database_unavailable", "the database is unavailable"
+            )
+        log.error("unhandled error on %s %s", request.method, request.path, exc_info=exc)
+        return error_response(api, request, 500, "server_error", "the server failed; try again")
+
+    api.add_exception_handler(Exception, on_unhandled)
+    api.add_exception_handler(RequestDataTooBig, on_body_too_large)
+    api.add_exception_handler(MultiPartParserError, on_unparsable_body)
     api.add_exception_handler(StoreError, on_store_error)
     api.add_exception_handler(UnknownEntry, on_unknown_entry)
     api.add_exception_handler(PromptRateLimited, on_rate_limited)

@@ -11,22 +11,48 @@ from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from ninja import Schema
-from pydantic import AfterValidator, Field, StringConstraints, create_model, field_validator
+from ninja.schema import DjangoGetter
+from pydantic import (
+    AfterValidator,
+    Field,
+    StringConstraints,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
+from journal.appstate import AppState
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
-from journal.jsonvalues import Id, JsonObject, Text, check_text
+from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
 from journal.records import Record
 from journal.recovery import Verdict
 
 SessionState = Literal["idle", "running", "parked"]
+# The schema says what the server enforces (a fuzzer of the OpenAPI document keeps to it):
+# at least one character that is not whitespace, and no NUL.
+NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
 # Length is checked on the stripped text, before the NUL check (its message names the limits).
 Title = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(check_text),
+    Field(
+        json_schema_extra={
+            "pattern": NOT_BLANK,
+            "description": f"1 to 200 characters once stripped; {TEXT_RULE}",
+        }
+    ),
 ]
 Reason = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(check_text)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1),
+    AfterValidator(check_text),
+    Field(
+        json_schema_extra={
+            "pattern": NOT_BLANK,
+            "description": f"not empty or only whitespace; {TEXT_RULE}",
+        }
+    ),
 ]
 
 
@@ -48,15 +74,43 @@ class ErrorOut(Schema):
     leaf_id: str | None = Field(default=None, description="409 stale_leaf: the leaf now")
 
 
+# -- request bodies -----------------------------------------------------------------
+
+
+class BodyIn(Schema):
+    """A request body: a JSON object, nothing else.
+
+    ninja's Schema reads attributes from whatever it is given, so a JSON string "AAA" was
+    read as an object whose ``title`` was ``"AAA".title()``: a session named "Aaa".
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        # ninja's own (outer) validator has wrapped what was sent in a DjangoGetter already.
+        if not isinstance(value._obj if isinstance(value, DjangoGetter) else value, dict):
+            raise ValueError("must be a JSON object")
+        return value
+
+
 # -- sessions -----------------------------------------------------------------------
 
 
-class SessionCreateIn(Schema):
+class SessionCreateIn(BodyIn):
     title: Title
-    initial_app_state: JsonObject | None = None
+    initial_app_state: AppState | None = Field(
+        default=None,
+        description="kept as sent (unknown fields too), once the agent can read it; "
+        "default: no characters, permission mode ask",
+    )
+
+    def app_state_as_sent(self) -> dict | None:
+        if self.initial_app_state is None:
+            return None
+        return self.initial_app_state.model_dump(mode="json", exclude_unset=True)
 
 
-class SessionRenameIn(Schema):
+class SessionRenameIn(BodyIn):
     title: Title
 
 
@@ -99,10 +153,24 @@ EntryOut = Annotated[
 # -- writes on a session ------------------------------------------------------------
 
 
-class PromptIn(Schema):
-    text: Text
-    # The leaf the sender's page shows: an idle session that moved on since answers 409
-    # with its current leaf (a running one takes the prompt as steering).
+def _prompt_schema(schema: dict) -> None:
+    limit = settings.JAIWEB_MAX_PROMPT_CHARS  # read when the document is made
+    schema.update(
+        minLength=1,
+        maxLength=limit,
+        pattern=NOT_BLANK,
+        description=f"1 to {limit} characters (JAIWEB_MAX_PROMPT_CHARS), not only "
+        f"whitespace; {TEXT_RULE}",
+    )
+
+
+PromptText = Annotated[str, AfterValidator(check_text), Field(json_schema_extra=_prompt_schema)]
+
+
+class PromptIn(BodyIn):
+    text: PromptText
+    # The leaf the sender's page shows: an idle session that left that node's branch since
+    # answers 409 with its current leaf (a running one takes the prompt as steering).
     expected_leaf_id: Id | None = None
 
     @field_validator("text")
@@ -126,7 +194,7 @@ class PromptOut(Schema):
     input_entry_id: str = Field(description="the entry the text is (or will be) written under")
 
 
-class NavigateIn(Schema):
+class NavigateIn(BodyIn):
     entry_id: Id
     expected_leaf_id: Id | None = None
 
@@ -157,7 +225,7 @@ class OperationOut(Schema):
     records: list[Record]
 
 
-class ApprovalIn(Schema):
+class ApprovalIn(BodyIn):
     tool_call_id: Id
     # The page's buttons say approve/deny; the journal records approved/denied.
     decision: Literal["approve", "deny", "approved", "denied"]
@@ -191,12 +259,12 @@ class InboxItemOut(Schema):
     evidence: dict[str, Any]
 
 
-class InboxResultIn(Schema):
+class InboxResultIn(BodyIn):
     content: Text = ""
     details: JsonObject | None = None
 
 
-class InboxResolveIn(Schema):
+class InboxResolveIn(BodyIn):
     resolution: Literal["retry", "confirmed", "failed"]
     reason: Reason
     result: InboxResultIn | None = None

@@ -31,6 +31,7 @@ from jaiweb.store.transfer import session_export
 from journal.jsonvalues import Id
 
 router = Router(tags=["sessions"])
+SEQ_MAX = 2**63 - 1
 
 E401 = {401: ErrorOut}
 E404 = {401: ErrorOut, 404: ErrorOut}
@@ -48,7 +49,7 @@ def list_sessions(request: HttpRequest):
 def create_session(request: HttpRequest, body: SessionCreateIn):
     """A new, empty session (``initial_app_state`` defaults to no characters, mode ask)."""
     session = session_create(
-        owner=request.auth, title=body.title, initial_app_state=body.initial_app_state
+        owner=request.auth, title=body.title, initial_app_state=body.app_state_as_sent()
     )
     return Status(201, session_detail(session=session))
 
@@ -77,7 +78,8 @@ def delete_session(request: HttpRequest, session_id: str):
 def list_entries(
     request: HttpRequest,
     session_id: str,
-    after_seq: Annotated[int, Field(ge=0)] = 0,
+    # A seq is a 64-bit integer in both databases; a larger one was an OverflowError.
+    after_seq: Annotated[int, Field(ge=0, le=SEQ_MAX)] = 0,
     limit: Annotated[int, Field(ge=1, le=1000)] = 1000,
 ):
     """Entries in append order after ``after_seq``; ask again from the last seq for more."""

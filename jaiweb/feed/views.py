@@ -7,28 +7,34 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
 from jaiweb.feed.models import FeedPost
-from jaiweb.feed.services import feed_post_create
+from jaiweb.feed.services import FeedPostInvalid, feed_post_publish
 from jaiweb.feed.signing import HEADER, verify
-from jaiweb.render.services import image_publish
+
+
+def _refused(status: int, error: str) -> JsonResponse:
+    return JsonResponse({"error": error}, status=status)
 
 
 @csrf_exempt  # a server-to-server call, authenticated by its HMAC signature instead
 @require_POST
 def webhook(request: HttpRequest) -> JsonResponse:
-    if not verify(settings.JAIWEB_FEED_SECRET or "", request.body, request.headers.get(HEADER)):
-        return JsonResponse({"error": "bad or missing signature"}, status=401)
+    if not verify(settings.JAIWEB_FEED_SECRET, request.body, request.headers.get(HEADER)):
+        return _refused(401, "bad or missing signature")
     try:
         data = json.loads(request.body)
-        image_id, caption = str(data["image_id"]), str(data.get("caption", ""))
-    except (ValueError, KeyError, TypeError):
-        return JsonResponse({"error": "expected JSON with image_id and caption"}, status=400)
-    post = feed_post_create(
-        image_id=image_id,
-        caption=caption,
-        session_id=str(data.get("session_id", "")),
-        idempotency_key=str(data.get("idempotency_key", "")),
-    )
-    image_publish(image_id=image_id)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("image_id"), str):
+        return _refused(400, "expected JSON with image_id and caption")
+    try:
+        post = feed_post_publish(
+            image_id=data["image_id"],
+            caption=data.get("caption", ""),
+            session_id=data.get("session_id", ""),
+            idempotency_key=data.get("idempotency_key", ""),
+        )
+    except FeedPostInvalid as exc:
+        return _refused(422, str(exc))
     return JsonResponse({"post_id": post.id}, status=201)
 
 

@@ -39,10 +39,13 @@ def ledger_for(*, user: Any, limit: int = 200) -> list[LedgerEntry]:
 
 
 def image_for_viewer(*, image_id: str, viewer: Any) -> Image | None:
-    """The image if this viewer may see it: its owner, or anyone once it is published."""
+    """The image if this viewer may see it: its owner, staff (who may read every session,
+    so its thumbnails too), or anyone once it is published."""
     image = Image.objects.filter(pk=image_id).first()
     if image is None:
         return None
-    if image.published_at is not None or (viewer is not None and image.user_id == viewer.pk):
+    if image.published_at is not None:
+        return image
+    if viewer is not None and (image.user_id == viewer.pk or viewer.is_staff):
         return image
     return None

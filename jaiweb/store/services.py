@@ -38,6 +38,7 @@ from jaiweb.store.selectors import (
     entry_ids_among,
     operation_records,
 )
+from journal.appstate import UnreadableAppState, app_state_check
 from journal.entries import Entry as JournalEntry
 from journal.entries import MessageEntry, ToolResultMessage, UserMessage
 from journal.errors import UnknownEntry
@@ -91,16 +92,18 @@ def session_create(
     initial_app_state: dict | None = None,
     now: datetime | None = None,
 ) -> ComicSession:
-    """A new, empty session."""
+    """A new, empty session; its initial state is one the agent can read (journal.appstate)."""
     now = now or timezone.now()
     title = check_text(title.strip())
     if not title or len(title) > 200:
         raise InvalidEntry("a title has 1 to 200 characters")
     state = {"characters": {}, "permission_mode": "ask"} if initial_app_state is None else None
     if state is None:
-        if not isinstance(initial_app_state, dict):
-            raise InvalidEntry("initial_app_state must be a JSON object")
-        state = copy.deepcopy(check_json(initial_app_state))  # the caller's dict stays theirs
+        try:
+            app_state_check(initial_app_state)
+        except UnreadableAppState as exc:
+            raise InvalidEntry(f"initial_app_state: {exc}") from None
+        state = copy.deepcopy(initial_app_state)  # the caller's dict stays theirs
     return ComicSession.objects.create(
         id=new_id("s"),
         owner=owner,

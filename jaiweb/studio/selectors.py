@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Count, Q
 
 from jaiweb.agent.actions import SessionStatus, session_status
-from jaiweb.agent.state import AppState
+from jaiweb.agent.state import AppState, UnreadableAppState
 from jaiweb.store.models import ComicSession, Entry, Operation
 from jaiweb.store.selectors import (
     StoredEntry,
@@ -209,10 +209,13 @@ def run_view(*, session: ComicSession) -> RunView:
 
 
 def characters_of(state: dict) -> dict[str, dict[str, Any]]:
-    return {
-        name: character.model_dump(mode="json")
-        for name, character in AppState.of(state).characters.items()
-    }
+    """The characters to show; none for a state the agent cannot read (a row from before
+    states were checked): the page shows the rest, and a run says what is wrong."""
+    try:
+        characters = AppState.of(state).characters
+    except UnreadableAppState:
+        return {}
+    return {name: character.model_dump(mode="json") for name, character in characters.items()}
 
 
 @dataclass(frozen=True, slots=True)

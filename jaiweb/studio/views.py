@@ -199,6 +199,15 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, "studio/session.html", ctx)
 
 
+def _position(value: str) -> int:
+    """A position in the tree: 0 … 2**63 - 1. A negative one would count from the end of a
+    Python slice; a larger one overflows SQLite's integers."""
+    number = int(value)
+    if not 0 <= number < 2**63:
+        raise ValueError(f"not a position: {number}")
+    return number
+
+
 @login_required
 @require_safe
 def tree_part(request: HttpRequest, session_id: str) -> HttpResponse:
@@ -213,11 +222,14 @@ def tree_part(request: HttpRequest, session_id: str) -> HttpResponse:
             ctx = {"session": session, "branches": branches, "leaf_id": session.leaf_id}
             return render(request, "studio/tree/forks.html", ctx)
         if "path" in q:
-            items = tree.path_page(
-                session, leaf_id=q["path"], start=int(q["start"]), stop=int(q["stop"])
-            )
+            start, stop = _position(q["start"]), _position(q["stop"])
+            if stop < start:
+                raise ValueError("start after stop")
+            items = tree.path_page(session, leaf_id=q["path"], start=start, stop=stop)
         elif "chain" in q:
-            items = tree.chain_view(session, chain=int(q["chain"]), from_pos=int(q["from"]))
+            items = tree.chain_view(
+                session, chain=_position(q["chain"]), from_pos=_position(q["from"])
+            )
         else:
             return HttpResponse(_("say which part of the tree"), status=422)
     except (KeyError, ValueError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.django_db
@@ -62,3 +64,29 @@ def test_operation_ids_are_the_views_names(schema):
 
 def test_the_docs_page_is_served(client):
     assert client.get("/api/v1/docs").status_code == 200
+
+
+def test_the_limits_the_server_enforces_are_documented(schema, settings):
+    """Issue 14.9: a client (or a fuzzer) reading the document meets no undocumented 422."""
+    c = schema["components"]["schemas"]
+    text = c["PromptIn"]["properties"]["text"]
+    assert (text["minLength"], text["maxLength"]) == (1, settings.JAIWEB_MAX_PROMPT_CHARS)
+    not_blank = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+    assert text["pattern"] == not_blank and "JAIWEB_MAX_PROMPT_CHARS" in text["description"]
+    reason = c["InboxResolveIn"]["properties"]["reason"]
+    assert reason["pattern"] == not_blank and "whitespace" in reason["description"]
+    title = c["SessionCreateIn"]["properties"]["title"]
+    assert (title["minLength"], title["maxLength"], title["pattern"]) == (1, 200, not_blank)
+    entry_id = c["NavigateIn"]["properties"]["entry_id"]
+    assert (entry_id["minLength"], entry_id["maxLength"]) == (1, 128)
+    assert entry_id["pattern"] == r"^[^\u0000]*$" and "NUL" in entry_id["description"]
+    state = c["AppState"]["properties"]
+    assert state["permission_mode"]["enum"] == ["ask", "auto"]
+    after_seq = next(
+        p
+        for p in schema["paths"]["/api/v1/sessions/{session_id}/entries"]["get"]["parameters"]
+        if p["name"] == "after_seq"
+    )
+    assert after_seq["schema"]["maximum"] == 2**63 - 1
+    for example in ("", "   ", "a\x00", "ok"):  # the patterns say what the server does
+        assert (re.search(not_blank, example) is not None) == (example == "ok")

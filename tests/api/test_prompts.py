@@ -9,6 +9,7 @@ from django.db import connections
 
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
+from journal.jsonvalues import NUL, SURROGATE
 from tests.api.conftest import api_for, park
 
 pytestmark = pytest.mark.django_db
@@ -71,6 +72,30 @@ def test_bad_text_is_422_naming_it(as_alice, session, payload):
     assert response.status_code == 422
     assert response.json()["field"] == "text" and response.json()["code"] == "invalid"
     assert not Operation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a\udfff", SURROGATE),
+        ("\ud800", SURROGATE),
+        ("a\x00", NUL),
+        ("", "the prompt is empty"),
+        (" \n\t", "the prompt is empty"),
+    ],
+)
+def test_text_no_database_could_keep_is_422_and_writes_nothing(as_alice, session, text, message):
+    """Issue 14.4: a lone surrogate (a JSON "\\udfff" escape) was a 500."""
+    response = as_alice.post(f"/sessions/{session.id}/prompts", {"text": text})
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": f"text: {message}",
+        "code": "invalid",
+        "field": "text",
+        "errors": [{"field": "text", "message": message}],
+    }
+    assert not Operation.objects.exists() and not Entry.objects.exists()
+    assert as_alice.get(f"/sessions/{session.id}").status_code == 200
 
 
 def test_too_many_prompts_is_429_with_retry_after(as_alice, session, settings):

@@ -6,11 +6,13 @@ import json
 
 import pytest
 
+from jaiweb.store.errors import InvalidEntry
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import branch_get
-from jaiweb.store.services import session_navigate
+from jaiweb.store.services import session_create, session_navigate
 from jaiweb.store.transfer import session_export
 from journal.entries import entry_to_dict
+from journal.jsonvalues import SURROGATE
 from tests.api.conftest import start_run
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +52,56 @@ def test_create_refuses_bad_fields_by_name(as_alice, payload, field):
     body = response.json()
     assert body["code"] == "invalid" and body["field"] == field
     assert body["detail"].startswith(f"{field}: ")
+    assert not ComicSession.objects.exists()
+
+
+def invalid(field: str, message: str) -> dict:
+    return {
+        "detail": f"{field}: {message}",
+        "code": "invalid",
+        "field": field,
+        "errors": [{"field": field, "message": message}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("state", "field", "message"),
+    [
+        ({"characters": "notadict"}, "characters", "Input should be a valid dictionary"),
+        ({"permission_mode": "yolo"}, "permission_mode", "Input should be 'ask' or 'auto'"),
+        (
+            {"characters": {"猪猪侠": {"mood": 5}}},
+            "characters.猪猪侠.mood",
+            "Input should be a valid string",
+        ),
+        ({"characters": {"猪猪侠": "x"}}, "characters.猪猪侠", "a character must be a JSON object"),
+        ("AAA", "", "the app state must be a JSON object"),
+        ({"extra": ["\udfff"]}, "", SURROGATE),
+        ({"characters": {"猪\udfff": {}}}, "", SURROGATE),
+    ],
+)
+def test_create_refuses_an_app_state_the_agent_cannot_read(as_alice, state, field, message):
+    """Issue 14.3: these were created (201); then the page answered 500 and every prompt
+    crash-looped its runner. The state is checked against the agent's model."""
+    response = as_alice.post("/sessions", {"title": "ok", "initial_app_state": state})
+    assert response.status_code == 422
+    assert response.json() == invalid(f"initial_app_state{'.' if field else ''}{field}", message)
+    assert not ComicSession.objects.exists()
+
+
+def test_a_state_is_kept_as_sent_unknown_fields_included(as_alice):
+    state = {"characters": {"猪猪侠": {"mood": "得意", "hat": "红"}}, "weather": "雨"}
+    body = as_alice.post("/sessions", {"title": "ok", "initial_app_state": state}).json()
+    assert body["app_state"] == state
+    assert ComicSession.objects.get(pk=body["id"]).initial_app_state == state
+
+
+def test_the_service_refuses_what_the_api_refuses(alice):
+    """Pages, imports and scripts create sessions through the same service."""
+    with pytest.raises(InvalidEntry, match=r"initial_app_state: permission_mode: Input should"):
+        session_create(owner=alice, title="t", initial_app_state={"permission_mode": "yolo"})
+    with pytest.raises(InvalidEntry, match=r"initial_app_state: the app state must be a JSON"):
+        session_create(owner=alice, title="t", initial_app_state=["x"])
     assert not ComicSession.objects.exists()
 
 
@@ -118,6 +170,21 @@ def test_entries_after_a_seq_and_a_limit(as_alice, idle_session):
     for bad in ({"after_seq": -1}, {"after_seq": "x"}, {"limit": 0}, {"limit": 1001}):
         response = as_alice.get(path, **bad)
         assert response.status_code == 422 and response.json()["field"] == next(iter(bad))
+    assert as_alice.get(path, after_seq=2**63 - 1).json() == []
+
+
+@pytest.mark.parametrize("after_seq", [2**63, 2**64, 10**30])
+def test_a_seq_past_64_bits_is_422_not_an_overflow(as_alice, idle_session, after_seq):
+    """Issue 14.5: SQLite's driver raised OverflowError (500) on 9223372036854775808."""
+    response = as_alice.get(f"/sessions/{idle_session.id}/entries", after_seq=after_seq)
+    assert response.status_code == 422
+    message = "Input should be less than or equal to 9223372036854775807"
+    assert response.json() == {
+        "detail": f"after_seq: {message}",
+        "code": "invalid",
+        "field": "after_seq",
+        "errors": [{"field": "after_seq", "message": message}],
+    }
 
 
 def test_branch_default_leaf_and_any_leaf(as_alice, idle_session):

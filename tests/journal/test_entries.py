@@ -17,6 +17,7 @@ from journal.entries import (
     entry_to_dict,
     parse_entry,
 )
+from journal.jsonvalues import check_json, check_text
 from journal.records import OperationFinished, ToolDispatched, parse_record, record_to_dict
 
 CONTRACT_ENTRIES = [
@@ -149,6 +150,20 @@ def test_nul_character_is_refused_anywhere():
     assert "NUL" in _error(bad_state)
     assert "NUL" in _error({**CONTRACT_ENTRIES[3], "value": {"k\x00": 1}})
     assert "NUL" in _error({**CONTRACT_ENTRIES[5], "id": "e\x005"})
+
+
+def test_lone_surrogates_are_refused_anywhere():
+    """A JSON "\\udfff" escape decodes to one; no UTF-8 writer can encode it (issue 14.4)."""
+    lone = "lone surrogate"
+    user = {"role": "user", "content": "a\udfff"}
+    assert lone in _error({**CONTRACT_ENTRIES[0], "message": user})
+    assert lone in _error({**CONTRACT_ENTRIES[3], "value": {"deep": [{"k": "猪\ud800"}]}})
+    assert lone in _error({**CONTRACT_ENTRIES[3], "value": {"k\udc00": 1}})
+    # Ids have length bounds, and pydantic's own constrained strings refuse surrogates too.
+    assert "valid string" in _error({**CONTRACT_ENTRIES[5], "id": "e\udfff"})
+    paired = "猪🐷\u00e9"  # a pair written as two escapes decodes to one character: fine
+    assert json.loads('"\\ud83d\\udc37"') == "🐷"
+    assert check_text(paired) == paired and check_json({paired: [paired]}) == {paired: [paired]}
 
 
 def test_non_finite_numbers_are_refused():

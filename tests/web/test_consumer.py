@@ -257,3 +257,15 @@ async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode,
     assert 'id="tree"' in await ws.receive_from(timeout=3)  # the settle pass
     assert await ws.receive_nothing(timeout=0.6)  # once per burst
     await ws.disconnect()
+
+
+@pytest.mark.parametrize("path", ["/ws/other/", "/ws/sessions/", "/ws/sessions/x/y/", "/nope"])
+@in_loop
+async def test_an_unrouted_path_is_refused_at_the_handshake_quietly(alice, path, caplog):
+    """Issue 14.5: URLRouter raised ValueError ("No route found"), logged as a traceback."""
+    headers = [(b"origin", b"http://127.0.0.1"), (b"cookie", await sync_to_async(_cookie)(alice))]
+    communicator = WebsocketCommunicator(application, path, headers)
+    connected, code = await communicator.connect(timeout=5)
+    assert (connected, code) == (False, 4404)
+    await communicator.wait(timeout=5)  # the application has ended, no exception raised
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 
 import pytest
@@ -10,6 +12,7 @@ from jaiweb.feed.models import FeedPost
 from jaiweb.feed.signing import HEADER, sign
 from jaiweb.render.models import Image
 from jaiweb.render.services import render_request
+from journal.jsonvalues import SURROGATE
 
 pytestmark = pytest.mark.django_db
 SECRET = "feed-test-secret"
@@ -50,7 +53,96 @@ def test_bad_or_missing_signatures_are_refused_and_nothing_is_kept(client):
 
 
 def test_bad_json_is_a_400(client):
-    body = b"[1, 2"
-    assert post(client, body, sign(SECRET, body)).status_code == 400
-    body = b'{"caption": "no image"}'
-    assert post(client, body, sign(SECRET, body)).status_code == 400
+    for body in (b"[1, 2", b'{"caption": "no image"}', b'"img_1"', b'{"image_id": 7}'):
+        response = post(client, body, sign(SECRET, body))
+        assert response.status_code == 400
+        assert response.json() == {"error": "expected JSON with image_id and caption"}
+    assert not FeedPost.objects.exists()
+
+
+@pytest.fixture
+def panel(alice) -> str:
+    return render_request(user=alice, key="k", params={"prompt": "p"}).image_id
+
+
+def hmac_forgeries(body: bytes) -> list[str]:
+    """Signatures anyone could make: with an empty key, with the old constant dev secret."""
+    return [
+        "sha256=" + hmac.new(b"", body, hashlib.sha256).hexdigest(),
+        "sha256=" + hmac.new(b"jaiweb-dev-only-feed-secret", body, hashlib.sha256).hexdigest(),
+    ]
+
+
+@pytest.mark.parametrize("configured", [None, ""])
+def test_without_a_secret_no_signature_is_good(client, settings, panel, configured):
+    """Issue 14.1: an unset secret was the empty key, with which anyone could sign."""
+    settings.JAIWEB_FEED_SECRET = configured
+    body = json.dumps({"image_id": panel, "caption": "forged"}).encode()
+    for signature in hmac_forgeries(body):
+        response = post(client, body, signature)
+        assert response.status_code == 401
+        assert response.json() == {"error": "bad or missing signature"}
+    assert not FeedPost.objects.exists()
+    assert Image.objects.get(pk=panel).published_at is None
+    assert client.get(f"/panels/{panel}").status_code == 404
+
+
+def test_the_development_secret_is_no_constant(client, settings, panel):
+    """With DEBUG on the default secret is derived from this checkout's SECRET_KEY: neither
+    the empty key nor the constant that settings.py once held signs a post."""
+    from jaiweb.settings import derived_secret
+
+    settings.JAIWEB_FEED_SECRET = derived_secret(settings.SECRET_KEY, "feed-webhook")
+    body = json.dumps({"image_id": panel, "caption": "forged"}).encode()
+    for signature in hmac_forgeries(body):
+        assert post(client, body, signature).status_code == 401
+    assert not FeedPost.objects.exists()
+    assert Image.objects.get(pk=panel).published_at is None
+    good = post(client, body, sign(settings.JAIWEB_FEED_SECRET, body))
+    assert good.status_code == 201
+
+
+def test_nothing_signs_with_an_empty_key():
+    with pytest.raises(ValueError, match="empty secret"):
+        sign("", b"{}")
+
+
+def test_an_unknown_image_is_refused_and_nothing_is_kept(client, panel):
+    """Issue 14.2: the post was saved, then publishing the unknown image answered 500."""
+    body = json.dumps({"image_id": "img_nosuch", "caption": "x"}).encode()
+    response = post(client, body, sign(SECRET, body))
+    assert response.status_code == 422
+    assert response.json() == {"error": "image_id: no such image"}
+    assert not FeedPost.objects.exists()
+    assert Image.objects.get(pk=panel).published_at is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"caption": 5}, "caption must be a string"),
+        ({"caption": "a\x00b"}, "caption: text must not contain the NUL character (U+0000)"),
+        ({"caption": "a\udfffb"}, "caption: " + SURROGATE),
+        ({"session_id": ["s"]}, "session_id must be a string"),
+    ],
+)
+def test_bad_fields_are_refused_and_nothing_is_kept(client, panel, fields, error):
+    body = json.dumps({"image_id": panel, "caption": "ok", **fields}).encode()
+    response = post(client, body, sign(SECRET, body))
+    assert response.status_code == 422
+    assert response.json() == {"error": error}
+    assert not FeedPost.objects.exists()
+    assert Image.objects.get(pk=panel).published_at is None
+
+
+def test_a_post_whose_publishing_fails_is_not_kept(client, panel, monkeypatch):
+    """Both in one transaction: the post goes when the panel cannot be made public."""
+
+    def broken(**kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("jaiweb.feed.services.image_publish", broken)
+    body = json.dumps({"image_id": panel, "caption": "x"}).encode()
+    with pytest.raises(RuntimeError):
+        post(client, body, sign(SECRET, body))
+    assert not FeedPost.objects.exists()

@@ -40,3 +40,12 @@ def test_published_panels_are_public(client, panel):
     image_publish(image_id=panel)
     response = client.get(f"/panels/{panel}")
     assert response.status_code == 200 and "public" in response["Cache-Control"]
+
+
+def test_staff_see_unpublished_panels_as_they_see_every_session(client, django_user_model, panel):
+    """Issue 14.9: staff could read a session but its thumbnails were 404 for them."""
+    staff = django_user_model.objects.create_user("root", password="root-pass-1", is_staff=True)
+    client.force_login(staff)
+    response = client.get(f"/panels/{panel}")
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "private, max-age=3600"

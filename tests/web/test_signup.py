@@ -44,3 +44,23 @@ def test_a_taken_name_is_refused(client, alice):
     )
     assert response.status_code == 400
     assert get_user_model().objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("password", "why"),
+    [
+        ("short", "This password is too short. It must contain at least 8 characters."),
+        ("password123", "This password is too common."),
+        ("8675309241", "This password is entirely numeric."),
+        ("bobo-bobo", "The password is too similar to the username."),
+    ],
+)
+def test_a_weak_password_is_refused_and_creates_nothing(client, password, why):
+    """Issue 14.9: sign-up took the password "short" (no password validators)."""
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "bobo-bobo", "password1": password, "password2": password},
+    )
+    assert response.status_code == 400
+    assert why in response.content.decode()
+    assert not get_user_model().objects.exists()

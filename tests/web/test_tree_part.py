@@ -46,6 +46,13 @@ def test_bad_requests_change_nothing_and_say_so(client, alice, big):
     client.force_login(alice)
     assert client.get(f"/sessions/{big.id}/tree").status_code == 422
     assert client.get(f"/sessions/{big.id}/tree?path=m5&start=x&stop=2").status_code == 422
+    # Issue 14.9: stop=-1 was Python's slice from the end, a page nobody asked for.
+    for query in ("start=0&stop=-1", "start=-3&stop=2", "start=5&stop=2", f"start=0&stop={2**63}"):
+        response = client.get(f"/sessions/{big.id}/tree?path=m5&{query}")
+        assert response.status_code == 422, query
+        assert response.content.decode() == "a malformed tree request"
+    for query in ("chain=0&from=-1", f"chain={2**63}&from=0", f"chain=0&from={2**64}"):
+        assert client.get(f"/sessions/{big.id}/tree?{query}").status_code == 422, query
     assert client.get(f"/sessions/{big.id}/tree?path=nope&start=0&stop=2").status_code == 404
 
 

@@ -55,7 +55,7 @@ class PublishPanel(Tool):
         ).encode()
         headers = {
             "Content-Type": "application/json",
-            HEADER: sign(settings.JAIWEB_FEED_SECRET or "", body),
+            HEADER: sign(settings.JAIWEB_FEED_SECRET, body),
         }
         try:
             response = httpx.post(feed_url(), content=body, headers=headers, timeout=10.0)
