@@ -18,6 +18,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from jaiweb.agent.actions import PromptRateLimited
+from jaiweb.store.conflicts import is_conflict
 from jaiweb.store.errors import (
     InvalidEntry,
     OperationNotFound,
@@ -171,6 +172,12 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
         """A bug: logged with its traceback; the client gets the contract's shape, no trace."""
+        if isinstance(exc, OperationalError) and is_conflict(exc):
+            # A deadlock victim or a serialization failure: nothing of it was written, and
+            # ApiMiddleware runs the whole request again (its transaction is rolled back).
+            request.jaiweb_conflict = True
+            log.info("write conflict on %s %s: %s", request.method, request.path, exc)
+            return error_response(api, request, 503, "write_conflict", "try again")
         if connection_lost(exc):
             request.jaiweb_connection_lost = True  # ApiMiddleware may read it once more
             log.warning("database connection lost on %s %s: %s", request.method, request.path, exc)

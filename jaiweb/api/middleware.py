@@ -7,7 +7,9 @@
   What is to happen after the commit (waking runners, telling watchers) is registered
   with ``transaction.on_commit`` and is dropped with a rollback.
 * A read (GET) whose database connection died under it is made once more; a write
-  answers 503 database_unavailable, with nothing of it committed.
+  answers 503 database_unavailable, with nothing of it committed. A write that was a
+  deadlock victim (or a serialization failure) is rolled back whole and made again, up
+  to three times.
 * A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused with 413 before it is read.
 * An error answer that is not JSON (Django's 404 for an unknown path, ninja's empty 405,
   Django's 400 and 500 pages) is replaced by ``{"detail", "code"}`` with its status, so
@@ -24,6 +26,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse
 
 from jaiweb.api.errors import body_too_large_detail, log
+from jaiweb.store.conflicts import ATTEMPTS, is_conflict
 
 PREFIX = "/api/v1/"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -87,10 +90,22 @@ class ApiMiddleware:
                 response = self.get_response(request)
             return _as_json(response)
         try:
-            with transaction.atomic():
-                response = self.get_response(request)
-                if response.status_code >= 400:
-                    transaction.set_rollback(True)
+            for attempt in range(1, ATTEMPTS + 1):
+                # A deadlock victim, rolled back whole, is made again, as a service's own
+                # retry (conflicts_retried) would do were it not inside this transaction;
+                # the conflict shows in the view (flagged by the error handler) or at COMMIT.
+                request.jaiweb_conflict = False
+                try:
+                    with transaction.atomic():
+                        response = self.get_response(request)
+                        if response.status_code >= 400:
+                            transaction.set_rollback(True)
+                except OperationalError as exc:
+                    if not is_conflict(exc) or attempt == ATTEMPTS:
+                        raise
+                    continue
+                if not request.jaiweb_conflict or attempt == ATTEMPTS:
+                    break
         except (OperationalError, InterfaceError) as exc:
             # Beginning or committing the transaction itself: by then Django has dropped
             # the dead connection (and taken another), so the error is all there is to go on.

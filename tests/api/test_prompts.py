@@ -185,3 +185,28 @@ def test_a_page_only_behind_on_the_same_branch_continues_from_the_leaf(as_alice,
     assert response.status_code == 202 and response.json()["queued"] is False
     entry = Entry.objects.get(session=idle_session, entry_id=response.json()["input_entry_id"])
     assert entry.parent_id == idle_session.leaf_id  # after the leaf, not after `behind`
+
+
+def test_a_deadlock_victim_is_made_again_not_answered_500(as_alice, session, monkeypatch):
+    """The database rolled the write back whole: the request runs again, once more."""
+    from django.db import OperationalError
+
+    from jaiweb.agent import actions
+
+    class Deadlock(Exception):
+        sqlstate = "40P01"
+
+    real, calls = actions.operation_accept, []
+
+    def once_a_victim(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("deadlock detected") from Deadlock()
+        return real(**kwargs)
+
+    monkeypatch.setattr(actions, "operation_accept", once_a_victim)
+    response = prompt(as_alice, session)
+    assert response.status_code == 202, response.content
+    assert len(calls) == 2
+    assert Operation.objects.filter(session=session).count() == 1
+    assert Entry.objects.filter(session=session).count() == 1
