@@ -292,3 +292,10 @@ def test_production_is_one_environment_away():
     assert prod["SESSION_COOKIE_SECURE"] is True and prod["CSRF_COOKIE_SECURE"] is True
     plain_http = load(DEBUG="0", SECRET_KEY="s" * 50, JAIWEB_HTTPS="0")
     assert plain_http["SESSION_COOKIE_SECURE"] is False
+
+
+@pytest.mark.django_db
+def test_the_suite_hashes_its_users_passwords_with_a_fast_hasher(alice):
+    """tests/conftest.py: PBKDF2 would cost most of the suite's set-up time."""
+    assert alice.password.startswith("md5$")
+    assert alice.check_password("alice-pass-1")
