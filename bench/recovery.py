@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,7 +57,16 @@ from bench.scratch import (  # noqa: E402
 )
 
 PG_DB = "jaiweb_bench_recovery"
-DEAD_HOLDER = f"{socket.gethostname()}:999999:0"  # this host; pid_max is below 999999
+
+
+def dead_holder() -> str:
+    """A runner identity of this host (and pid namespace: ``runner.HOST``, as a runner
+    started here writes it) whose process is gone: pid_max is below 999999."""
+    from jaiweb.agent.runner import HOST
+
+    return f"{HOST}:999999:0"
+
+
 UNFINISHED_PROMPT = "分镜列表"  # the offline director answers with list_panels: no approval
 PROMPTS = [
     "画第{n}格：猪猪侠站在屋顶上看日落",
@@ -119,7 +127,11 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
 
     from jaiweb.agent.runner import holder_is_gone
 
-    print(f"  dead holder {DEAD_HOLDER!r}: holder_is_gone -> {holder_is_gone(DEAD_HOLDER)}")
+    dead = dead_holder()
+    gone = holder_is_gone(dead)
+    print(f"  dead holder {dead!r}: holder_is_gone -> {gone}")
+    if not gone:  # the runner would wait out the leases instead of taking them over
+        raise SystemExit(f"bench/recovery.py: {dead!r} does not look like a dead runner here")
     built = _build(args)
     _probe_startup(built)
     _measure(backend, args, built, db_file)
@@ -267,7 +279,7 @@ def _build(args: argparse.Namespace) -> dict:
                     session_id=sid,
                     created_at=t,
                     record_count=len(recs),
-                    lease_owner=DEAD_HOLDER,
+                    lease_owner=dead_holder(),
                     lease_expires_at=lease_until,
                     fencing=1,
                     attempts=1,

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from django.test.utils import override_settings
 
 # A local cluster's PostgreSQL database and environment (tests/ops, tests/e2e).
 pytest_plugins = ["tests.clusters"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_passwords():
+    """MD5 instead of PBKDF2 for the users this process makes: the real hasher spends about
+    0.4 s per user on this machine, and most tests make one or two. Processes the tests
+    start (``manage.py studio``, a cluster) keep the real hasher: they make few users."""
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 def _release_journal_rows(connection) -> None:

@@ -375,3 +375,10 @@ def test_check_deploy_is_clean_in_the_documented_production_environment():
     )
     assert r.returncode == 0, r.stderr
     assert "System check identified no issues (3 silenced)." in r.stdout
+
+
+@pytest.mark.django_db
+def test_the_suite_hashes_its_users_passwords_with_a_fast_hasher(alice):
+    """tests/conftest.py: PBKDF2 would cost most of the suite's set-up time."""
+    assert alice.password.startswith("md5$")
+    assert alice.check_password("alice-pass-1")

@@ -111,7 +111,9 @@ class Entry(AppendOnlyModel):
                 fields=["session", "chain", "chain_pos"], name="entry_chain_position"
             ),
         ]
-        indexes = [models.Index(fields=["session", "parent_id"], name="entry_children")]
+        # A node's children in append order: (session, parent_id) alone let SQLite prefer
+        # the (session, seq) index to skip the sort, and read the whole session.
+        indexes = [models.Index(fields=["session", "parent_id", "seq"], name="entry_children")]
 
     def __str__(self) -> str:
         return f"{self.entry_id} ({self.type})"

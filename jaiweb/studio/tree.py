@@ -131,16 +131,22 @@ def _node(
 
 
 def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[str]]:
-    """Children ids (append order) of the given nodes: ids and parents only, no payloads."""
-    found: dict[str, list[str]] = defaultdict(list)
+    """Children ids (append order) of the given nodes: ids and parents only, no payloads.
+
+    Sorted here, not by ``ORDER BY seq``: for a list of parents SQLite would rather walk the
+    session in seq order (its (session, seq) index) than sort what ``entry_children`` finds.
+    """
+    rows: list[tuple[int, str, str]] = []
     for start in range(0, len(ids), 500):
-        rows = (
-            Entry.objects.filter(session=session, parent_id__in=ids[start : start + 500])
-            .order_by("seq")
-            .values_list("parent_id", "entry_id")
+        rows.extend(
+            Entry.objects.filter(
+                session=session, parent_id__in=ids[start : start + 500]
+            ).values_list("seq", "parent_id", "entry_id")
         )
-        for parent, child in rows:
-            found[parent].append(child)
+    rows.sort()
+    found: dict[str, list[str]] = defaultdict(list)
+    for _seq, parent, child in rows:
+        found[parent].append(child)
     return found
 
 

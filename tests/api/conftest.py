@@ -23,12 +23,6 @@ BASE = "/api/v1"
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    """Every test here makes three users: the real hasher would spend most of the run on them."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def _fresh_rate_limit():
     """The prompt counters live in the cache, keyed by user id: ids come back between tests."""
     cache.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import uuid
@@ -92,11 +93,29 @@ def unique(prefix: str) -> str:
 
 
 def shot(page, name: str) -> Path:
-    """Save a screenshot to docs/screenshots/<name>.png (overwritten)."""
+    """Save a screenshot to docs/screenshots/<name>.png (overwritten).
+
+    Written beside it and renamed over it: `./dev test-all` runs both database passes at
+    once, and two browsers may take the same screenshot at the same moment.
+    """
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path))
+    part = path.with_name(f".{name}.{os.getpid()}.png")
+    part.write_bytes(page.screenshot())
+    os.replace(part, path)
     return path
+
+
+def user_for_the_studio(username: str, password: str, **fields):
+    """A user made here that a studio child can log in. This process hashes with a fast
+    hasher (tests/conftest.py) that the child, on the product's settings, does not know:
+    the password is hashed as the child hashes it."""
+    from django.conf import global_settings
+    from django.contrib.auth import get_user_model
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=global_settings.PASSWORD_HASHERS):
+        return get_user_model().objects.create_user(username, password=password, **fields)
 
 
 def signup(page, base: str, username: str, password: str = PASSWORD) -> None:

@@ -22,6 +22,7 @@ from tests.e2e.helpers import (
     shot,
     unfinished_operations,
     unique,
+    user_for_the_studio,
     wait_run_finished,
     wait_tree_has,
     wait_until,
@@ -33,9 +34,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 WAITING = "waiting for an admin"
 
 
-def test_a_crash_after_publishing_waits_for_an_admin_who_confirms_it(
-    own_studio, new_page, django_user_model
-):
+def test_a_crash_after_publishing_waits_for_an_admin_who_confirms_it(own_studio, new_page):
     from jaiweb.feed.models import FeedPost
     from jaiweb.store.models import Entry, Operation
 
@@ -63,7 +62,7 @@ def test_a_crash_after_publishing_waits_for_an_admin_who_confirms_it(
     user.locator("#session-notice").filter(has_text=WAITING).wait_for()
 
     staff_name = unique("staff_")
-    django_user_model.objects.create_user(staff_name, password="staff-Pass-1", is_staff=True)
+    user_for_the_studio(staff_name, "staff-Pass-1", is_staff=True)
     admin = new_page()
     login(admin, base, staff_name, "staff-Pass-1")
     admin.goto(f"{base}/inbox/")
