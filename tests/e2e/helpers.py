@@ -11,7 +11,9 @@ from pathlib import Path
 from tests.agent.processes import Child
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+# Taken by every run into an ignored folder, so a test run changes no tracked file;
+# `./dev screenshots` copies the README's pictures to docs/screenshots/ on purpose.
+SCREENSHOTS = ROOT / "var" / "screenshots"
 LISTENING = "jaiweb studio listening on "
 PASSWORD = "e2e-Pass-word-93"
 TIMEOUT_MS = 20_000  # default wait for any hook to show up
@@ -93,7 +95,7 @@ def unique(prefix: str) -> str:
 
 
 def shot(page, name: str) -> Path:
-    """Save a screenshot to docs/screenshots/<name>.png (overwritten).
+    """Save a screenshot to var/screenshots/<name>.png (overwritten; the folder is ignored).
 
     Written beside it and renamed over it: `./dev test-all` runs both database passes at
     once, and two browsers may take the same screenshot at the same moment.
