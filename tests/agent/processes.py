@@ -38,8 +38,11 @@ class Child:
         )
         self.out: list[str] = []
         self.err: list[str] = []
+        self._pumps = []
         for stream, sink in ((self.process.stdout, self.out), (self.process.stderr, self.err)):
-            threading.Thread(target=self._pump, args=(stream, sink), daemon=True).start()
+            pump = threading.Thread(target=self._pump, args=(stream, sink), daemon=True)
+            pump.start()
+            self._pumps.append(pump)
 
     @staticmethod
     def _pump(stream, sink: list[str]) -> None:
@@ -57,7 +60,12 @@ class Child:
         raise AssertionError(f"never saw {text!r}; stderr:\n" + "\n".join(self.err[-30:]))
 
     def wait_exit(self, timeout: float = 60) -> int:
-        return self.process.wait(timeout=timeout)
+        """The exit code, once the process has exited and all it wrote has been read (its
+        last lines may still be in the pipes when it is gone)."""
+        code = self.process.wait(timeout=timeout)
+        for pump in self._pumps:
+            pump.join(timeout=10)
+        return code
 
     def stop(self) -> None:
         if self.process.poll() is None:
