@@ -7,7 +7,6 @@ from typing import Any
 
 from jaiweb.agent.actions import session_status
 from jaiweb.render.selectors import ledger_for, wallet_balance
-from jaiweb.render.services import WELCOME_CREDITS
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import (
     StoredEntry,
@@ -85,13 +84,5 @@ def operation_detail(*, operation: Operation) -> dict[str, Any]:
 
 
 def wallet_of(*, user: Any) -> dict[str, Any]:
-    """The balance and the ledger, newest first.
-
-    A user without a wallet yet gets one with the welcome credits on their first render:
-    that is what they can spend, so that is the balance shown.
-    """
-    balance = wallet_balance(user=user)
-    return {
-        "balance": WELCOME_CREDITS if balance is None else balance,
-        "ledger": ledger_for(user=user),
-    }
+    """The balance (what the user can spend: ``wallet_balance``) and the ledger, newest first."""
+    return {"balance": wallet_balance(user=user), "ledger": ledger_for(user=user)}

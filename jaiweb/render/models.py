@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+WELCOME_CREDITS = 100  # a new wallet's balance: what a new user can spend
+
 
 class Wallet(models.Model):
     """A user's credits; ``balance`` is the sum of the ledger, written with each ledger row."""

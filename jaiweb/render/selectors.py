@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
 
 
 def render_job_lookup(*, key: str) -> dict[str, Any] | None:
@@ -27,9 +27,12 @@ def render_job_lookup(*, key: str) -> dict[str, Any] | None:
     }
 
 
-def wallet_balance(*, user: Any) -> int | None:
-    """None for a user who never had a wallet (they will get the welcome credits)."""
-    return Wallet.objects.filter(user=user).values_list("balance", flat=True).first()
+def wallet_balance(*, user: Any) -> int:
+    """What the user can spend: the wallet's balance, or, for a user who has none yet (made
+    by createsuperuser or the admin), the welcome credits their first render gives them.
+    The studio, the credits page and the API all show this one figure."""
+    balance = Wallet.objects.filter(user=user).values_list("balance", flat=True).first()
+    return WELCOME_CREDITS if balance is None else balance
 
 
 def ledger_for(*, user: Any, limit: int = 200) -> list[LedgerEntry]:

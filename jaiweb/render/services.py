@@ -23,11 +23,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
-from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.render.renderers import LocalRenderer, OpenAIImageRenderer, Renderer
 
 PANEL_COST = 10
-WELCOME_CREDITS = 100
 
 
 def render_lease_seconds() -> int:

@@ -44,7 +44,7 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
         "strip": strip_view(rows),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
-        "balance": wallet_balance(user=session.owner) or 0,
+        "balance": wallet_balance(user=session.owner),
         "run": run,
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",

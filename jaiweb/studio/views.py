@@ -512,7 +512,7 @@ def episode_export(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_safe
 def credits_history(request: HttpRequest) -> HttpResponse:
     ctx = {
-        "balance": wallet_balance(user=request.user) or 0,
+        "balance": wallet_balance(user=request.user),
         "ledger": ledger_for(user=request.user),
     }
     return render(request, "studio/credits.html", ctx)

@@ -11,7 +11,8 @@ only, and the browser is stopped at the end of each module, so later test module
 ordinary thread again.
 
 Run: ``python -m pytest tests/e2e`` (``./dev test`` runs them too, and installs Debian's
-chromium first when /usr/bin/chromium is missing). Screenshots go to var/screenshots/ (ignored; `./dev screenshots` refreshes the README's).
+chromium first when /usr/bin/chromium is missing). Screenshots go to var/screenshots/
+(ignored; `./dev screenshots` refreshes the README's).
 """
 
 from __future__ import annotations

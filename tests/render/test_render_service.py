@@ -11,12 +11,11 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
-from jaiweb.render.models import Image, LedgerEntry, RenderJob
+from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.render.renderers import LocalRenderer
 from jaiweb.render.selectors import image_for_viewer, render_job_lookup, wallet_balance
 from jaiweb.render.services import (
     PANEL_COST,
-    WELCOME_CREDITS,
     credits_grant,
     image_publish,
     params_hash,
@@ -54,7 +53,8 @@ def charges(key=None):
 
 
 def test_new_users_get_welcome_credits(alice):
-    assert wallet_balance(user=alice) is None
+    assert not Wallet.objects.filter(user=alice).exists()  # made by the first render
+    assert wallet_balance(user=alice) == WELCOME_CREDITS  # what alice can spend
     assert wallet_get_or_create(user=alice).balance == WELCOME_CREDITS
     assert wallet_get_or_create(user=alice).balance == WELCOME_CREDITS
     assert LedgerEntry.objects.filter(kind="welcome").count() == 1
