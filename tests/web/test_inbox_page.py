@@ -271,3 +271,12 @@ def test_items_are_listed_oldest_first(client, staff, alice):
     client.force_login(staff)
     page = client.get("/inbox/").content.decode()
     assert page.index(first) < page.index(second)
+
+
+def test_someone_who_is_not_staff_gets_a_styled_403_page(client, alice):
+    client.force_login(alice)
+    response = client.get("/inbox/")
+    assert response.status_code == 403
+    body = response.content.decode()
+    assert 'data-status="403"' in body and "not for you" in body
+    assert 'id="account"' in body  # the site's header: a page of the studio, not a bare 403
