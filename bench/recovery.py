@@ -511,7 +511,7 @@ def _probe_startup(built: dict) -> None:
         "system checks",
         "connect",
         "Runner()",
-        f"takeover: release {got['released']:,} dead leases (1 SELECT + 1 UPDATE each)",
+        f"takeover: release {got['released']:,} dead leases (1 SELECT + 1 UPDATE)",
         "takeover: 2 counts",
     ]
     total = got["start"] + sum(got["steps"])
