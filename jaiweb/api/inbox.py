@@ -42,6 +42,7 @@ def list_inbox(request: HttpRequest):
         403: ErrorOut,
         404: ErrorOut,
         409: ErrorOut,
+        413: ErrorOut,  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE
         422: ErrorOut,
     },
 )

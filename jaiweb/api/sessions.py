@@ -37,7 +37,9 @@ SEQ_MAX = 2**63 - 1
 E401 = {401: ErrorOut}
 E404 = {401: ErrorOut, 404: ErrorOut}
 E422 = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
-E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+# A request body over DATA_UPLOAD_MAX_MEMORY_SIZE is refused before it is read (413).
+E413 = {413: ErrorOut}
+E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 NEW_SESSION = "$response.body#/id"
 OPERATION = "$response.body#/operation_id"
@@ -65,7 +67,7 @@ def list_sessions(request: HttpRequest):
 
 @router.post(
     "/sessions",
-    response={201: SessionOut, 403: ErrorOut, 422: ErrorOut, **E401},
+    response={201: SessionOut, 403: ErrorOut, 422: ErrorOut, **E413, **E401},
     openapi_extra=links(201, **session_links(NEW_SESSION)),
 )
 def create_session(request: HttpRequest, body: SessionCreateIn):
@@ -91,7 +93,7 @@ def read_session(request: HttpRequest, session_id: str):
     return session_detail(session=session_for(user=request.auth, session_id=session_id))
 
 
-@router.patch("/sessions/{session_id}", response={200: SessionOut, 403: ErrorOut, **E422})
+@router.patch("/sessions/{session_id}", response={200: SessionOut, 403: ErrorOut, **E413, **E422})
 def rename_session(request: HttpRequest, session_id: str, body: SessionRenameIn):
     session = session_for(user=request.auth, session_id=session_id, write=True)
     return session_detail(session=session_rename(session_id=session.id, title=body.title))

@@ -131,3 +131,11 @@ def test_free_json_values_say_no_nul(schema):
     assert not resolve.is_valid(body)
     body["result"]["details"] = {"a": ["ok"]}
     assert resolve.is_valid(body)
+
+
+def test_every_body_may_be_413(schema, settings):
+    """The body limit the middleware enforces is in the document, where a body is taken."""
+    for path, ops in schema["paths"].items():
+        for method, op in ops.items():
+            if "requestBody" in op:
+                assert "413" in op["responses"], (method, path)
