@@ -286,3 +286,11 @@ async def test_an_unrouted_path_is_refused_at_the_handshake_quietly(alice, path,
     assert (connected, code) == (False, 4404)
     await communicator.wait(timeout=5)  # the application has ended, no exception raised
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@in_loop
+async def test_a_nul_in_the_session_id_is_refused_at_the_handshake(alice, episode):
+    """On PostgreSQL the lookup raised DataError (a traceback, no answer); found by the
+    websocket fuzz test's /ws/sessions/%00/."""
+    _ws, connected = await _connect("\x00", alice)
+    assert not connected
