@@ -19,6 +19,7 @@ from pydantic_core import to_jsonable_python
 from jaiweb.api import inbox, operations, sessions, wallet
 from jaiweb.api.auth import AUTH
 from jaiweb.api.errors import install_error_handlers
+from jaiweb.api.openapi import document_json_values
 
 
 class JournalJSONRenderer(JSONRenderer):
@@ -31,6 +32,10 @@ class JournalJSONRenderer(JSONRenderer):
 
 
 class JaiwebAPI(NinjaAPI):
+    def get_openapi_schema(self, **kwargs: Any):
+        """ninja's document, with the rule for free JSON values (``jaiweb.api.openapi``)."""
+        return document_json_values(super().get_openapi_schema(**kwargs))
+
     def get_openapi_operation_id(self, operation: Operation) -> str:
         """The view's name (``submit_prompt``), not ninja's module-qualified one."""
         return operation.view_func.__name__

@@ -8,13 +8,26 @@ from ninja import Router
 from jaiweb.agent.actions import inbox_call_resolve
 from jaiweb.agent.inbox import inbox_items
 from jaiweb.api.access import staff_only
+from jaiweb.api.links import link, links
 from jaiweb.api.schemas import ErrorOut, InboxItemOut, InboxResolveIn, InboxResolveOut
 from jaiweb.store.selectors import operation_get
 
 router = Router(tags=["inbox"])
 
 
-@router.get("/inbox", response={200: list[InboxItemOut], 401: ErrorOut, 403: ErrorOut})
+@router.get(
+    "/inbox",
+    response={200: list[InboxItemOut], 401: ErrorOut, 403: ErrorOut},
+    openapi_extra=links(
+        200,
+        ResolveInboxCall=link(
+            "resolve_inbox_call",
+            operation_id="$response.body#/0/operation_id",
+            tool_call_id="$response.body#/0/tool_call_id",
+        ),
+        ReadOperation=link("read_operation", operation_id="$response.body#/0/operation_id"),
+    ),
+)
 def list_inbox(request: HttpRequest):
     """Every parked call (or parked operation), oldest first."""
     staff_only(request.auth)
@@ -29,6 +42,7 @@ def list_inbox(request: HttpRequest):
         403: ErrorOut,
         404: ErrorOut,
         409: ErrorOut,
+        413: ErrorOut,  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE
         422: ErrorOut,
     },
 )

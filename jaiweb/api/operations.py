@@ -32,6 +32,7 @@ def read_operation(request: HttpRequest, operation_id: str):
         403: ErrorOut,
         404: ErrorOut,
         409: ErrorOut,
+        413: ErrorOut,  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE
         422: ErrorOut,
     },
 )

@@ -28,9 +28,28 @@ from journal.records import Record
 from journal.recovery import Verdict
 
 SessionState = Literal["idle", "running", "parked"]
+
+
+def _whitespace_class() -> str:
+    """What ``str.strip()`` removes, as ``\\uXXXX`` ranges for a regex character class.
+
+    Spelled out because ``\\s`` differs between regex dialects: ECMA-262's (the one JSON
+    Schema names) leaves out U+001C–U+001F and U+0085 and adds U+FEFF, so a prompt "\\x1e"
+    matched the document's pattern and was then refused as empty (the fuzzing gate).
+    """
+    spaces = [c for c in range(0x10000) if chr(c).isspace()]
+    ranges: list[list[int]] = []
+    for c in spaces:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
 # The schema says what the server enforces (a fuzzer of the OpenAPI document keeps to it):
-# at least one character that is not whitespace, and no NUL.
-NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+# at least one character that str.strip() keeps, and no NUL.
+NOT_BLANK = rf"^[^\u0000]*[^{_whitespace_class()}\u0000][^\u0000]*$"
 # Length is checked on the stripped text, before the NUL check (its message names the limits).
 Title = Annotated[
     str,

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from jaiweb.agent.actions import prompt_submit, session_rewind, session_stop
 from jaiweb.api.access import session_for
+from jaiweb.api.links import SESSION_IN_PATH, entry_links, link, links
 from jaiweb.api.schemas import (
     EntryOut,
     ErrorOut,
@@ -36,16 +37,39 @@ SEQ_MAX = 2**63 - 1
 E401 = {401: ErrorOut}
 E404 = {401: ErrorOut, 404: ErrorOut}
 E422 = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
-E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut}
+# A request body over DATA_UPLOAD_MAX_MEMORY_SIZE is refused before it is read (413).
+E413 = {413: ErrorOut}
+E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut}
+
+NEW_SESSION = "$response.body#/id"
+OPERATION = "$response.body#/operation_id"
 
 
-@router.get("/sessions", response={200: list[SessionSummaryOut], **E401})
+def session_links(session_id: str) -> dict[str, dict]:
+    return {
+        "ReadSession": link("read_session", session_id=session_id),
+        "SubmitPrompt": link("submit_prompt", session_id=session_id),
+        "ListEntries": link("list_entries", session_id=session_id),
+        "RenameSession": link("rename_session", session_id=session_id),
+        "DeleteSession": link("delete_session", session_id=session_id),
+    }
+
+
+@router.get(
+    "/sessions",
+    response={200: list[SessionSummaryOut], **E401},
+    openapi_extra=links(200, ReadSession=link("read_session", session_id="$response.body#/0/id")),
+)
 def list_sessions(request: HttpRequest):
     """My sessions, the most recently changed first."""
     return sessions_of(owner=request.auth)
 
 
-@router.post("/sessions", response={201: SessionOut, 403: ErrorOut, 422: ErrorOut, **E401})
+@router.post(
+    "/sessions",
+    response={201: SessionOut, 403: ErrorOut, 422: ErrorOut, **E413, **E401},
+    openapi_extra=links(201, **session_links(NEW_SESSION)),
+)
 def create_session(request: HttpRequest, body: SessionCreateIn):
     """A new, empty session (``initial_app_state`` defaults to no characters, mode ask)."""
     session = session_create(
@@ -54,13 +78,22 @@ def create_session(request: HttpRequest, body: SessionCreateIn):
     return Status(201, session_detail(session=session))
 
 
-@router.get("/sessions/{session_id}", response={200: SessionOut, **E404})
+@router.get(
+    "/sessions/{session_id}",
+    response={200: SessionOut, **E404},
+    openapi_extra=links(
+        200,
+        **entry_links("/leaf_id"),
+        ReadOperation=link("read_operation", operation_id=OPERATION),
+        StopSession=link("stop_session", **SESSION_IN_PATH),
+    ),
+)
 def read_session(request: HttpRequest, session_id: str):
     """The leaf, the app state at it, and idle / running / parked with the operation's id."""
     return session_detail(session=session_for(user=request.auth, session_id=session_id))
 
 
-@router.patch("/sessions/{session_id}", response={200: SessionOut, 403: ErrorOut, **E422})
+@router.patch("/sessions/{session_id}", response={200: SessionOut, 403: ErrorOut, **E413, **E422})
 def rename_session(request: HttpRequest, session_id: str, body: SessionRenameIn):
     session = session_for(user=request.auth, session_id=session_id, write=True)
     return session_detail(session=session_rename(session_id=session.id, title=body.title))
@@ -74,7 +107,11 @@ def delete_session(request: HttpRequest, session_id: str):
     return Status(204, None)
 
 
-@router.get("/sessions/{session_id}/entries", response={200: list[EntryOut], **E422})
+@router.get(
+    "/sessions/{session_id}/entries",
+    response={200: list[EntryOut], **E422},
+    openapi_extra=links(200, **entry_links("/0/id")),
+)
 def list_entries(
     request: HttpRequest,
     session_id: str,
@@ -87,21 +124,39 @@ def list_entries(
     return entries_out(entries_after(session=session, after_seq=after_seq, limit=limit))
 
 
-@router.get("/sessions/{session_id}/branch", response={200: list[EntryOut], **E422})
+@router.get(
+    "/sessions/{session_id}/branch",
+    response={200: list[EntryOut], **E422},
+    openapi_extra=links(200, **entry_links("/0/id")),
+)
 def read_branch(request: HttpRequest, session_id: str, leaf: Id | None = None):
     """Root → ``leaf`` (default: the session's leaf)."""
     session = session_for(user=request.auth, session_id=session_id)
     return entries_out(branch_rows(session=session, leaf_id=leaf))
 
 
-@router.get("/sessions/{session_id}/children/{entry_id}", response={200: list[EntryOut], **E404})
+@router.get(
+    "/sessions/{session_id}/children/{entry_id}",
+    response={200: list[EntryOut], **E404},
+    openapi_extra=links(200, **entry_links("/0/id")),
+)
 def list_children(request: HttpRequest, session_id: str, entry_id: str):
     """A node's children in append order (the tree view opens one level at a time)."""
     session = session_for(user=request.auth, session_id=session_id)
     return entries_out(children_rows(session=session, entry_id=entry_id))
 
 
-@router.post("/sessions/{session_id}/prompts", response={202: PromptOut, 429: ErrorOut, **E409})
+@router.post(
+    "/sessions/{session_id}/prompts",
+    response={202: PromptOut, 429: ErrorOut, **E409},
+    openapi_extra=links(
+        202,
+        **entry_links("/input_entry_id"),
+        ReadOperation=link("read_operation", operation_id=OPERATION),
+        DecideApproval=link("decide_approval", operation_id=OPERATION),
+        StopSession=link("stop_session", **SESSION_IN_PATH),
+    ),
+)
 def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
     """Idle: starts a run (``queued`` false). Running: steers it (``queued`` true).
 
@@ -118,7 +173,17 @@ def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
     return Status(202, accepted)
 
 
-@router.post("/sessions/{session_id}/navigate", response={200: NavigateOut, **E409})
+@router.post(
+    "/sessions/{session_id}/navigate",
+    response={200: NavigateOut, **E409},
+    openapi_extra=links(
+        200,
+        **entry_links("/leaf_id"),
+        PromptHere=link(
+            "submit_prompt", {"expected_leaf_id": "$response.body#/leaf_id"}, **SESSION_IN_PATH
+        ),
+    ),
+)
 def navigate_session(request: HttpRequest, session_id: str, body: NavigateIn):
     """Continue from any node (a ``branch`` entry); 409 unless idle or when the leaf is stale."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
@@ -131,6 +196,7 @@ def navigate_session(request: HttpRequest, session_id: str, body: NavigateIn):
 @router.post(
     "/sessions/{session_id}/stop",
     response={202: StopOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    openapi_extra=links(202, ReadOperation=link("read_operation", operation_id=OPERATION)),
 )
 def stop_session(request: HttpRequest, session_id: str):
     """Ask the run to stop at its next safe point; 409 when idle or parked."""

@@ -128,8 +128,17 @@ def _parse(rows: list[tuple[int, str, str]]) -> list[StoredEntry]:
     return [StoredEntry(row[0], entry) for row, entry in zip(rows, parsed, strict=True)]
 
 
+def _nameable(id_: str) -> bool:
+    """Whether ``id_`` could name a stored row: no id holds a NUL (check_text refuses them
+    where ids are made), and PostgreSQL refuses one in a query with an error, so an id from
+    a URL such as /api/v1/sessions/%00 was a 500 there (the websocket fuzz test)."""
+    return "\x00" not in id_
+
+
 def session_get(*, session_id: str, owner: Any = None) -> ComicSession:
     """The session; with ``owner``, only if it is theirs (``SessionNotFound`` otherwise)."""
+    if not _nameable(session_id):
+        raise SessionNotFound(session_id)
     qs = ComicSession.objects.filter(pk=session_id, deleting=False)
     if owner is not None:
         qs = qs.filter(owner=owner)
@@ -297,10 +306,14 @@ def app_state_at(*, session: ComicSession, leaf_id: str | None = None) -> dict:
 
 
 def entry_exists(*, session: ComicSession, entry_id: str) -> bool:
+    if not _nameable(entry_id):
+        return False
     return Entry.objects.filter(session=session, entry_id=entry_id).exists()
 
 
 def entry_get(*, session: ComicSession, entry_id: str) -> StoredEntry:
+    if not _nameable(entry_id):
+        raise UnknownEntry(entry_id)
     row = Entry.objects.filter(session=session, entry_id=entry_id).values_list("seq").first()
     if row is None:
         raise UnknownEntry(entry_id)
@@ -356,6 +369,8 @@ def unfinished_operation(*, session: ComicSession) -> Operation | None:
 
 
 def operation_get(*, operation_id: str) -> Operation:
+    if not _nameable(operation_id):
+        raise OperationNotFound(operation_id)
     op = Operation.objects.select_related("session").filter(pk=operation_id).first()
     if op is None:
         raise OperationNotFound(operation_id)

@@ -151,7 +151,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
             message = json.loads(text_data)
             if not isinstance(message, dict) or message.get("type") != "catch_up":
                 raise ValueError("unknown message")
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: JSON nested deeper than Python recurses fits in MAX_FRAME
+            # ("[" * 2000), and escaped as a 1011 close with a traceback (the fuzz test).
             with translation.override(self.language):
                 text = _("The page sent a message the server did not understand; nothing changed.")
             await self.send(text_data=_alert(text))

@@ -95,10 +95,13 @@ def test_an_unknown_operation_is_404(as_staff):
         ({"resolution": "undo", "reason": "x"}, "resolution"),
         ({"resolution": "failed"}, "reason"),
         ({"resolution": "failed", "reason": "   "}, "reason"),
+        ({"resolution": "retry", "reason": "\x85\x85"}, "reason"),  # the fuzzing gate's
         ({"resolution": "confirmed", "reason": "x", "result": {"details": [1]}}, "result.details"),
     ],
 )
 def test_bad_resolutions_are_422_naming_the_field(as_staff, parked, payload, field):
+    records = operation_records(operation_id=parked)
     response = as_staff.post(f"/inbox/{parked}/call_1", payload)
     assert response.status_code == 422 and response.json()["field"] == field
     assert Operation.objects.get(pk=parked).is_parked
+    assert operation_records(operation_id=parked) == records

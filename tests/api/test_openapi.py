@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
+from jsonschema_rs import Draft202012Validator  # schemathesis' own validator (ECMA-262 regexes)
+
+from jaiweb.api.schemas import NOT_BLANK
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +75,7 @@ def test_the_limits_the_server_enforces_are_documented(schema, settings):
     c = schema["components"]["schemas"]
     text = c["PromptIn"]["properties"]["text"]
     assert (text["minLength"], text["maxLength"]) == (1, settings.JAIWEB_MAX_PROMPT_CHARS)
-    not_blank = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+    not_blank = NOT_BLANK
     assert text["pattern"] == not_blank and "JAIWEB_MAX_PROMPT_CHARS" in text["description"]
     reason = c["InboxResolveIn"]["properties"]["reason"]
     assert reason["pattern"] == not_blank and "whitespace" in reason["description"]
@@ -90,3 +94,48 @@ def test_the_limits_the_server_enforces_are_documented(schema, settings):
     assert after_seq["schema"]["maximum"] == 2**63 - 1
     for example in ("", "   ", "a\x00", "ok"):  # the patterns say what the server does
         assert (re.search(not_blank, example) is not None) == (example == "ok")
+
+
+def validator(schema: dict, component: str) -> Draft202012Validator:
+    """The document's own rule for one request body (its $refs resolved in the document)."""
+    return Draft202012Validator({"$ref": f"#/components/schemas/{component}", **schema})
+
+
+def test_not_blank_means_what_str_strip_keeps(schema):
+    """The fuzzing gate's finding: "\\s" in the pattern (ECMA-262: no U+001C–U+001F, no
+    U+0085) let "\\x1e" through the document, and the server refused it as empty."""
+    prompt = validator(schema, "PromptIn")
+    for c in range(sys.maxunicode + 1):
+        if 0xD800 <= c <= 0xDFFF or c == 0:
+            continue
+        text = chr(c)
+        assert prompt.is_valid({"text": text}) == bool(text.strip()), hex(c)
+
+
+def test_free_json_values_say_no_nul(schema):
+    """The fuzzing gate's finding: an app state's unknown fields (and a tool result's
+    details) were documented as any JSON; the server refuses a NUL anywhere in them."""
+    create = validator(schema, "SessionCreateIn")
+    for state in (
+        {"weather": {"k\x00": 1}},
+        {"weather": [{"k": "\x00"}]},
+        {"characters": {"猪\x00": {}}},
+        {"characters": {"猪": {"hat": ["\x00"]}}},
+        {"k\x00": 1},
+    ):
+        assert not create.is_valid({"title": "t", "initial_app_state": state}), state
+    kept = {"characters": {"猪": {"hat": ["红", 1, None, {"a": True}]}}, "weather": [1.5, "雨"]}
+    assert create.is_valid({"title": "t", "initial_app_state": kept})
+    resolve = validator(schema, "InboxResolveIn")
+    body = {"resolution": "confirmed", "reason": "x", "result": {"details": {"a": ["\x00"]}}}
+    assert not resolve.is_valid(body)
+    body["result"]["details"] = {"a": ["ok"]}
+    assert resolve.is_valid(body)
+
+
+def test_every_body_may_be_413(schema, settings):
+    """The body limit the middleware enforces is in the document, where a body is taken."""
+    for path, ops in schema["paths"].items():
+        for method, op in ops.items():
+            if "requestBody" in op:
+                assert "413" in op["responses"], (method, path)

@@ -12,7 +12,7 @@ from jaiweb.store.selectors import branch_get
 from jaiweb.store.services import session_create, session_navigate
 from jaiweb.store.transfer import session_export
 from journal.entries import entry_to_dict
-from journal.jsonvalues import SURROGATE
+from journal.jsonvalues import NUL, SURROGATE
 from tests.api.conftest import start_run
 
 pytestmark = pytest.mark.django_db
@@ -78,6 +78,11 @@ def invalid(field: str, message: str) -> dict:
         ("AAA", "", "the app state must be a JSON object"),
         ({"extra": ["\udfff"]}, "", SURROGATE),
         ({"characters": {"猪\udfff": {}}}, "", SURROGATE),
+        # The fuzzing gate's finding: the document let unknown fields hold any JSON.
+        ({"weather": {"k\x00": 1}}, "", NUL),
+        ({"weather": [{"k": "\x00"}]}, "", NUL),
+        ({"characters": {"猪\x00": {}}}, "", NUL),
+        ({"characters": {"猪": {"hat": ["\x00"]}}}, "", NUL),
     ],
 )
 def test_create_refuses_an_app_state_the_agent_cannot_read(as_alice, state, field, message):

@@ -156,6 +156,23 @@ async def test_a_malformed_frame_gets_a_clear_error_and_changes_nothing(alice, e
 
 
 @in_loop
+async def test_json_nested_deeper_than_python_recurses_is_refused_like_any_bad_frame(
+    alice, episode
+):
+    """The websocket fuzz test's finding: 4,000 characters of "[[[…]]]" were a RecursionError
+    in json.loads, which closed the socket with 1011 and logged a traceback."""
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    for frame in ("[" * 2000 + "]" * 2000, '{"a":' * 1500 + "1" + "}" * 1500):
+        await ws.send_to(text_data=frame)
+        answer = await ws.receive_from(timeout=5)
+        assert 'id="form-error"' in answer and "did not understand" in answer
+    await ws.send_to(text_data='{"type": "catch_up"}')
+    assert 'id="tree"' in await ws.receive_from(timeout=5)
+    await ws.disconnect()
+
+
+@in_loop
 async def test_regions_come_in_the_watchers_language(alice, episode):
     ws, _ = await _connect(episode.id, alice, extra=[(b"accept-language", b"zh-CN,zh;q=0.9")])
     html = await ws.receive_from(timeout=5)
@@ -269,3 +286,11 @@ async def test_an_unrouted_path_is_refused_at_the_handshake_quietly(alice, path,
     assert (connected, code) == (False, 4404)
     await communicator.wait(timeout=5)  # the application has ended, no exception raised
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@in_loop
+async def test_a_nul_in_the_session_id_is_refused_at_the_handshake(alice, episode):
+    """On PostgreSQL the lookup raised DataError (a traceback, no answer); found by the
+    websocket fuzz test's /ws/sessions/%00/."""
+    _ws, connected = await _connect("\x00", alice)
+    assert not connected

@@ -84,6 +84,10 @@ class Command(BaseCommand):
             url = format_url(bound_host, bound_port)
             if settings.JAIWEB_PUBLIC_URL is None:
                 settings.JAIWEB_PUBLIC_URL = url
+            # A frame past daphne's 1 MiB limit or a text frame that is not UTF-8: answer
+            # with a close frame (1009, 1007), not autobahn's default of dropping the TCP
+            # connection, which a client sees as a network failure (the websocket fuzz test).
+            server.ws_factory.setProtocolOptions(failByDrop=False)
             runners.append(schedule_agent_runner(asyncio.get_event_loop()))
             self.stdout.write(f"jaiweb studio listening on {url}")
             self.stdout.flush()
