@@ -162,7 +162,7 @@ def test_a_burst_on_a_cluster(cluster_env, tmp_path):
         runners=2,
         port=0,
         logs=tmp_path / "logs",
-        env={**cluster_env, "JAIWEB_PROMPTS_PER_MINUTE": "100000"},
+        env=cluster_env,
         stop_timeout=5,
     )
     cluster.start()
