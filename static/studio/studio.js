@@ -14,25 +14,55 @@
     ];
   });
 
+  // While the socket is down the page says so (it would otherwise look live and idle),
+  // and a send that cannot reach the server says so too; the typed text stays in the box.
+  var leaving = false;
+  window.addEventListener("beforeunload", function () { leaving = true; });
+  function banner(show) {
+    var el = document.getElementById("connection-banner");
+    if (!el) return;
+    el.textContent = show ? el.dataset.lost : "";
+    el.hidden = !show;
+  }
   document.addEventListener("htmx:wsOpen", function () {
     document.body.dataset.ws = "open";
+    banner(false);
   });
-  document.addEventListener("htmx:wsClose", function () {
+  function closed() {
     document.body.dataset.ws = "closed";
-  });
-  document.addEventListener("htmx:wsError", function () {
-    document.body.dataset.ws = "closed";
-  });
+    if (!leaving) banner(true);
+  }
+  document.addEventListener("htmx:wsClose", closed);
+  document.addEventListener("htmx:wsError", closed);
 
-  document.addEventListener("htmx:responseError", function (e) {
+  function say(text) {
     var box = document.getElementById("form-error");
-    if (box) box.textContent = "The server could not do that (" + e.detail.xhr.status + ").";
+    if (box) box.textContent = text;
+  }
+  document.addEventListener("htmx:sendError", function () {
+    var el = document.getElementById("connection-banner");
+    say(el ? el.dataset.sendFailed : "The studio cannot be reached.");
+  });
+  document.addEventListener("htmx:responseError", function (e) {
+    var el = document.getElementById("connection-banner");
+    say((el ? el.dataset.refused : "The server could not do that") + " (" + e.detail.xhr.status + ").");
   });
 
   // Keep the newest narration in view.
   document.addEventListener("htmx:wsAfterMessage", function () {
     var stream = document.getElementById("stream");
     if (stream) stream.scrollTop = stream.scrollHeight;
+  });
+
+  // A run that is not going any more has no step still ticking (after a reconnect the
+  // regions say idle, while the steps shown were those of the run before the restart).
+  document.addEventListener("htmx:wsAfterMessage", function () {
+    var controls = document.getElementById("controls");
+    if (controls && controls.dataset.state !== "running") {
+      document.querySelectorAll("#stream-steps [data-started]").forEach(function (el) {
+        el.removeAttribute("data-started");
+      });
+    }
   });
 
   // Running tool steps show how long they have been going.
