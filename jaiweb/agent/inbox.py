@@ -87,7 +87,9 @@ def inbox_items() -> list[InboxItem]:
         records = operation_records(operation_id=op.id)
         try:
             log = fold_operation(records)
-            verdict = verdict_for(log, recovery_evidence(session=op.session, records=records))
+            verdict = verdict_for(
+                log, recovery_evidence(session=op.session, records=records, log=log)
+            )
         except CorruptedOperationLog:
             items.append(InboxItem(**base))
             continue

@@ -148,7 +148,7 @@ class OperationRun:
         if olog.finished is not None:
             return None
         self.writer.seen(len(records))
-        evidence = recovery_evidence(session=self.session, records=records)
+        evidence = recovery_evidence(session=self.session, records=records, log=olog)
         return next_step(olog, evidence, self.branch(), self.limits)
 
     def branch(self) -> list[Entry]:

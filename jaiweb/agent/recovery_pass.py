@@ -25,7 +25,7 @@ def recover_once(run: OperationRun) -> str:
         olog = fold_operation(records)
         if olog.finished is not None:
             return f"finished already ({olog.finished.outcome})"
-        evidence = recovery_evidence(session=run.session, records=records)
+        evidence = recovery_evidence(session=run.session, records=records, log=olog)
         found = describe(verdict_for(olog, evidence))
         run.writer.seen(len(records))
         step = steps.next_step(olog, evidence, run.branch(), run.limits)

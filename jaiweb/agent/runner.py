@@ -284,7 +284,9 @@ class Runner:
         if olog.finished is not None:
             return "finished"
         op = Operation.objects.select_related("session").get(pk=lease.operation_id)
-        verdict = verdict_for(olog, recovery_evidence(session=op.session, records=records))
+        verdict = verdict_for(
+            olog, recovery_evidence(session=op.session, records=records, log=olog)
+        )
         if verdict.status == "indeterminate_tool":
             return self._park(lease, f"needs attention: {message}")
         # A pending input may only be left by an operation that gave up (CONTRACT §3).

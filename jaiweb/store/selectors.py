@@ -23,7 +23,13 @@ from journal.entries import Entry as JournalEntry
 from journal.errors import BrokenSessionTree, UnknownEntry
 from journal.jsonvalues import json_copy
 from journal.records import Record as JournalRecord
-from journal.recovery import RecoveryEvidence, Verdict, fold_operation, verdict_for
+from journal.recovery import (
+    OperationLog,
+    RecoveryEvidence,
+    Verdict,
+    fold_operation,
+    verdict_for,
+)
 
 # One adapter per entry type: a row's type column picks it, so pydantic never has to
 # look for the discriminator inside each object.
@@ -382,9 +388,13 @@ def operation_records(*, operation_id: str) -> list[JournalRecord]:
     return [row.to_journal() for row in rows]
 
 
-def recovery_evidence(*, session: ComicSession, records: list[JournalRecord]) -> RecoveryEvidence:
-    """Which entries the records name exist, and which of those assistant replies were final."""
-    named = fold_operation(records).named_entry_ids()
+def recovery_evidence(
+    *, session: ComicSession, records: list[JournalRecord], log: OperationLog | None = None
+) -> RecoveryEvidence:
+    """Which entries the records name exist, and which of those assistant replies were final.
+
+    ``log``: the records' fold when the caller has it already (not folded again)."""
+    named = (log or fold_operation(records)).named_entry_ids()
     rows = Entry.objects.filter(session=session, entry_id__in=named).values_list(
         "entry_id", "type", "payload"
     )

@@ -7,7 +7,6 @@ the session or operation row and check its state. A runner's writes go through
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +43,7 @@ from journal.entries import MessageEntry, ToolResultMessage, UserMessage
 from journal.errors import UnknownEntry
 from journal.jsonvalues import check_json as _check_json
 from journal.jsonvalues import check_text as _check_text
+from journal.jsonvalues import json_copy
 from journal.navigation import branch_entry_to
 from journal.records import (
     ApprovalDecided,
@@ -103,7 +103,7 @@ def session_create(
             app_state_check(initial_app_state)
         except UnreadableAppState as exc:
             raise InvalidEntry(f"initial_app_state: {exc}") from None
-        state = copy.deepcopy(initial_app_state)  # the caller's dict stays theirs
+        state = json_copy(check_json(initial_app_state))  # the caller's dict stays theirs
     return ComicSession.objects.create(
         id=new_id("s"),
         owner=owner,
