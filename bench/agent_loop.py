@@ -260,13 +260,13 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from jaiweb.agent.events import RecordingSink
     from jaiweb.agent.loop import LoopConfig, OperationRun
     from jaiweb.agent.providers.offline import OfflineDirector
     from jaiweb.agent.tools import default_tools
     from jaiweb.render.services import credits_grant
     from jaiweb.store.leases import operation_claim
     from jaiweb.store.services import operation_accept, session_create
+    from tests.support.sinks import RecordingSink
 
     owner = get_user_model().objects.create(username="bench")
     credits_grant(user=owner, amount=10 * (args.runs * args.prompts + 10) + 10_000)

@@ -19,7 +19,7 @@ leaves' checkpoints.
 Ours (in a child process per run: Django settings are per process): the services on an
 SQLite DATABASE_URL (WAL, synchronous=FULL). A turn is two transactions, as in the
 product (the input is durable before the reply): ``entry_append([user])``, then
-``entry_append([assistant, app_state])``. The fork is ``session_navigate`` to the entry
+``entry_append([assistant, app_state])``. The fork is ``rewind_append`` to the entry
 of turn 100 then appends; reads are ``app_state_at`` + ``branch_rows`` at both leaves.
 
 Bytes on disk: the file + WAL after a checkpoint, and the same minus the empty schema
@@ -181,7 +181,7 @@ def run_ours(path: Path) -> dict:
     from django.db import connection
 
     from jaiweb.store.selectors import app_state_at, branch_rows, session_get
-    from jaiweb.store.services import entry_append, session_create, session_navigate
+    from jaiweb.store.services import entry_append, rewind_append, session_create
     from journal.entries import AppStateEntry, AssistantMessage, MessageEntry, UserMessage
 
     call_command("migrate", verbosity=0)
@@ -233,7 +233,7 @@ def run_ours(path: Path) -> dict:
     t_build = time.perf_counter() - start
 
     start = time.perf_counter()
-    nav = session_navigate(session_id=session.id, target_id=fork_from, expected_leaf_id=main_leaf)
+    nav = rewind_append(session_id=session.id, target_id=fork_from, expected_leaf_id=main_leaf)
     leaf[0] = nav.leaf_id
     for turn in range(FORK_AT + 1, FORK_AT + FORK_TURNS + 1):
         say(turn, "fork")

@@ -92,7 +92,7 @@ t.append(time.perf_counter())
 from django.db import connection
 connection.ensure_connection()
 t.append(time.perf_counter())
-from jaiweb.agent.events import ChannelLayerSink
+from jaiweb.live.push import ChannelLayerSink
 from jaiweb.agent.runner import Runner, RunnerConfig
 runner = Runner(events=ChannelLayerSink(), config=RunnerConfig(workers=4))
 t.append(time.perf_counter())

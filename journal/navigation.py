@@ -1,34 +1,30 @@
-"""Rewind and fork: moving the leaf is appending a ``branch`` entry; nothing is deleted."""
+"""Rewind: moving the leaf to any node is appending a ``branch`` entry; nothing is deleted."""
 
 from __future__ import annotations
 
+from collections.abc import Container
 from datetime import datetime
 
 from journal.entries import BranchEntry
 from journal.errors import UnknownEntry
-from journal.snapshot import SessionSnapshot
 
 
-def branch_entry_for(
-    snapshot: SessionSnapshot, target_id: str, *, entry_id: str, now: datetime
+def rewind_entry(
+    leaf_id: str | None,
+    target_id: str,
+    *,
+    entry_id: str,
+    now: datetime,
+    known: Container[str] | None = None,
 ) -> BranchEntry | None:
-    """The entry that makes ``target_id`` the active node: an ancestor or any other branch's node.
+    """The entry that makes ``target_id`` the active node: an ancestor or any other branch's.
 
-    ``None`` when the target already is the leaf; ``UnknownEntry`` when it is not in the session.
+    ``None`` when the target already is the leaf; ``UnknownEntry`` when it is not in
+    ``known`` (a snapshot's index, say). A store that keeps the tree in a database checks
+    that with one lookup instead, and passes no ``known``.
     """
-    if target_id not in snapshot.index:
+    if known is not None and target_id not in known:
         raise UnknownEntry(target_id)
-    return branch_entry_to(snapshot.leaf_id, target_id, entry_id=entry_id, now=now)
-
-
-def branch_entry_to(
-    leaf_id: str | None, target_id: str, *, entry_id: str, now: datetime
-) -> BranchEntry | None:
-    """As ``branch_entry_for``, for a caller that has checked the target is in the session.
-
-    A store that keeps the tree in a database checks that with one lookup instead of
-    loading a snapshot.
-    """
     if target_id == leaf_id:
         return None
     if leaf_id is None:  # an empty session has no node to go to

@@ -8,7 +8,7 @@ ordered rules of CONTRACT §3.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -391,42 +391,3 @@ def _dispatch_of(record: ToolDispatched) -> Dispatch:
         policy=record.policy,
         dispatch_attempt=record.dispatch_attempt,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecovery:
-    """Verdicts for every operation of a session, and the logs that could not be read."""
-
-    verdicts: dict[str, Verdict]
-    corrupted: dict[str, CorruptedOperationLog]
-
-    @property
-    def unfinished(self) -> dict[str, Verdict]:
-        """Operations a runner still has to act on (everything not durably finished)."""
-        return {
-            op: v
-            for op, v in self.verdicts.items()
-            if not (v.status == "terminal" and v.finalization == "durable")
-        }
-
-
-def group_by_operation(records: Iterable[Record]) -> dict[str, list[Record]]:
-    """A session's records, per operation, each in its original order."""
-    groups: dict[str, list[Record]] = {}
-    for record in records:
-        groups.setdefault(record.operation_id, []).append(record)
-    return groups
-
-
-def recover_session_operations(
-    records: Iterable[Record], evidence: RecoveryEvidence
-) -> SessionRecovery:
-    """``recover_operation`` for each operation in a session's records (in first-seen order)."""
-    verdicts: dict[str, Verdict] = {}
-    corrupted: dict[str, CorruptedOperationLog] = {}
-    for op_id, op_records in group_by_operation(records).items():
-        try:
-            verdicts[op_id] = recover_operation(op_records, evidence)
-        except CorruptedOperationLog as exc:
-            corrupted[op_id] = exc
-    return SessionRecovery(verdicts=verdicts, corrupted=corrupted)

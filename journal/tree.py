@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
 from journal.entries import Entry
 from journal.errors import BrokenSessionTree, UnknownEntry
@@ -172,35 +171,6 @@ def children(index: TreeIndex | Iterable[Entry], entry_id: str | None) -> list[E
     if entry_id is not None and entry_id not in index:
         raise UnknownEntry(entry_id)
     return index.child_entries(entry_id)
-
-
-@dataclass(frozen=True, slots=True)
-class TreePath:
-    """How to walk from one node to another: up to their common ancestor, then down."""
-
-    common_ancestor_id: str | None  # None when the two nodes have different roots
-    up: list[Entry]  # from the start node up to, not including, the common ancestor
-    down: list[Entry]  # from below the common ancestor down to the target, inclusive
-
-
-def path_between(
-    index_or_entries: TreeIndex | Iterable[Entry], from_id: str, to_id: str
-) -> TreePath:
-    """The path between two nodes: O(depth of both)."""
-    index = as_index(index_or_entries)
-    for entry_id in (from_id, to_id):
-        if entry_id not in index:
-            raise UnknownEntry(entry_id)
-    up_chain = list(ancestors(index, from_id))
-    up_pos = {entry.id: i for i, entry in enumerate(up_chain)}
-    down: list[Entry] = []
-    for entry in ancestors(index, to_id):
-        if entry.id in up_pos:
-            down.reverse()
-            return TreePath(entry.id, up_chain[: up_pos[entry.id]], down)
-        down.append(entry)
-    down.reverse()
-    return TreePath(None, up_chain, down)
 
 
 def depth(index_or_entries: TreeIndex | Sequence[Entry], entry_id: str) -> int:

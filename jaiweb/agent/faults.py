@@ -29,9 +29,6 @@ POINTS = (
     "after_input_entry",
     "before_finish",
 )
-TOOL_POINTS = frozenset(
-    {"awaiting_approval", "after_t1", "during_tool", "after_tool_effect", "after_t2"}
-)
 
 
 class BadFaultSpec(ValueError):
@@ -76,10 +73,6 @@ class Faults:
             pause_at=FaultSpec.parse("JAIWEB_PAUSE_AT", env.get("JAIWEB_PAUSE_AT")),
             pause_file=env.get("JAIWEB_PAUSE_FILE") or None,
         )
-
-    @property
-    def armed(self) -> bool:
-        return self.crash_at is not None or self.pause_at is not None
 
     def reach(self, point: str, tool: str | None = None) -> None:
         """The loop is at ``point`` (for ``tool``): crash or pause here if asked to."""

@@ -33,11 +33,10 @@ from jaiweb.agent.writer import FencedWriter
 from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import Lease, lease_release, operation_wait
 from jaiweb.store.models import Operation
-from jaiweb.store.selectors import app_state_at, branch_get, operation_records, recovery_evidence
+from jaiweb.store.selectors import app_state_at, branch_get, operation_reading
 from journal import steps
 from journal.entries import Entry, MessageEntry, UserMessage
 from journal.records import OperationFinished, Record
-from journal.recovery import fold_operation
 from journal.steps import Limits, Step, next_step
 
 log = logging.getLogger(__name__)
@@ -143,13 +142,11 @@ class OperationRun:
         self.writer.state = AppState.of(app_state_at(session=self.session))
 
     def _decide(self) -> Step | None:
-        records = operation_records(operation_id=self.operation_id)
-        olog = fold_operation(records)
-        if olog.finished is not None:
+        reading = operation_reading(operation_id=self.operation_id, session=self.session)
+        if reading.log.finished is not None:
             return None
-        self.writer.seen(len(records))
-        evidence = recovery_evidence(session=self.session, records=records, log=olog)
-        return next_step(olog, evidence, self.branch(), self.limits)
+        self.writer.seen(len(reading.records))
+        return next_step(reading.log, reading.evidence, self.branch(), self.limits)
 
     def branch(self) -> list[Entry]:
         leaf = self.writer.leaf

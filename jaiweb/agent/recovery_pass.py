@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jaiweb.store.errors import LeaseLost, StaleLog
-from jaiweb.store.selectors import operation_records, recovery_evidence
+from jaiweb.store.selectors import operation_reading
 from journal import steps
-from journal.recovery import describe, fold_operation, verdict_for
+from journal.recovery import describe
 
 if TYPE_CHECKING:
     from jaiweb.agent.loop import OperationRun
@@ -21,14 +21,12 @@ if TYPE_CHECKING:
 def recover_once(run: OperationRun) -> str:
     try:
         run.start()
-        records = operation_records(operation_id=run.operation_id)
-        olog = fold_operation(records)
-        if olog.finished is not None:
-            return f"finished already ({olog.finished.outcome})"
-        evidence = recovery_evidence(session=run.session, records=records, log=olog)
-        found = describe(verdict_for(olog, evidence))
-        run.writer.seen(len(records))
-        step = steps.next_step(olog, evidence, run.branch(), run.limits)
+        reading = operation_reading(operation_id=run.operation_id, session=run.session)
+        if reading.log.finished is not None:
+            return f"finished already ({reading.log.finished.outcome})"
+        found = describe(reading.verdict())
+        run.writer.seen(len(reading.records))
+        step = steps.next_step(reading.log, reading.evidence, run.branch(), run.limits)
         if not isinstance(step, steps.DECISIVE):
             return f"{found}: a runner goes on from here"
         run.execute(step)

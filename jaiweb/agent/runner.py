@@ -41,12 +41,11 @@ from jaiweb.store.leases import (
     operation_claim,
 )
 from jaiweb.store.models import Operation
-from jaiweb.store.selectors import operation_records, recovery_evidence
+from jaiweb.store.selectors import operation_reading
 from jaiweb.store.services import operation_park, run_append
 from jaiweb.store.wakeups import WorkListener
 from journal.errors import CorruptedOperationLog
 from journal.records import ErrorInfo, OperationFinished
-from journal.recovery import fold_operation, verdict_for
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF = 5.0  # seconds between claims while the database keeps failing
@@ -234,11 +233,8 @@ class Runner:
         )
         if claims is None or claims <= self.config.max_claims:
             return False
-        records = operation_records(operation_id=lease.operation_id)
         op = Operation.objects.select_related("session").get(pk=lease.operation_id)
-        verdict = verdict_for(
-            fold_operation(records), recovery_evidence(session=op.session, records=records)
-        )
+        verdict = operation_reading(operation_id=op.id, session=op.session).verdict()
         why = f"its runner stopped {claims - 1} times while running it"
         if verdict.status == "indeterminate_tool":
             self._park(lease, f"needs attention: {why}")
@@ -279,21 +275,23 @@ class Runner:
         the same way. With an open dispatch it waits for an admin, as any such run does."""
         message = f"the session's app state cannot be read: {why}"
         log.warning("operation %s: %s", lease.operation_id, message)
-        records = operation_records(operation_id=lease.operation_id)
-        olog = fold_operation(records)
-        if olog.finished is not None:
-            return "finished"
         op = Operation.objects.select_related("session").get(pk=lease.operation_id)
-        verdict = verdict_for(
-            olog, recovery_evidence(session=op.session, records=records, log=olog)
-        )
+        reading = operation_reading(operation_id=op.id, session=op.session)
+        if reading.log.finished is not None:
+            return "finished"
+        verdict = reading.verdict()
         if verdict.status == "indeterminate_tool":
             return self._park(lease, f"needs attention: {message}")
         # A pending input may only be left by an operation that gave up (CONTRACT §3).
         outcome = "interrupted" if verdict.pending_inputs else "failed"
         try:  # decided from this read of the log: a prompt typed since refuses the finish
             self._finish(
-                lease, op.session_id, outcome, "unreadable_app_state", message, len(records)
+                lease,
+                op.session_id,
+                outcome,
+                "unreadable_app_state",
+                message,
+                len(reading.records),
             )
         except LeaseLost:
             return "lost"

@@ -17,11 +17,10 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from jaiweb.agent.actions import PromptRateLimited
 from jaiweb.store.conflicts import is_conflict
 from jaiweb.store.errors import (
-    InvalidEntry,
     OperationNotFound,
+    PromptRateLimited,
     PromptTooLong,
     SessionNotFound,
     StaleLeaf,
@@ -102,31 +101,23 @@ def _message(error: dict) -> str:
 
 def install_error_handlers(api: NinjaAPI) -> None:
     def on_store_error(request: HttpRequest, exc: StoreError) -> HttpResponse:
-        for cls, detail in NOT_FOUND.items():
-            if isinstance(exc, cls):
-                return error_response(api, request, 404, "not_found", detail)
+        # The status is the refusal's own (``StoreError.http_status``); the body adds
+        # what a client needs to act on it.
+        status = exc.http_status
+        if status == 404:
+            detail = next(d for cls, d in NOT_FOUND.items() if isinstance(exc, cls))
+            return error_response(api, request, 404, "not_found", detail)
         if isinstance(exc, PromptTooLong):
-            return error_response(api, request, 422, exc.code, f"text: {exc}", field="text")
-        if isinstance(exc, InvalidEntry):
-            return error_response(api, request, 422, exc.code, str(exc))
+            return error_response(api, request, status, exc.code, f"text: {exc}", field="text")
         if isinstance(exc, StaleLeaf):
-            return error_response(api, request, 409, exc.code, str(exc), leaf_id=exc.actual)
-        # SessionParked ("waiting for an admin"), SessionBusy, OperationStateConflict:
-        # what was asked does not fit the session's or the operation's state.
-        return error_response(api, request, 409, exc.code, str(exc))
+            return error_response(api, request, status, exc.code, str(exc), leaf_id=exc.actual)
+        if isinstance(exc, PromptRateLimited):
+            retry = {"Retry-After": str(max(1, exc.retry_after))}
+            return error_response(api, request, status, exc.code, str(exc), headers=retry)
+        return error_response(api, request, status, exc.code, str(exc))
 
     def on_unknown_entry(request: HttpRequest, exc: UnknownEntry) -> HttpResponse:
         return error_response(api, request, 404, "not_found", NOT_FOUND[UnknownEntry])
-
-    def on_rate_limited(request: HttpRequest, exc: PromptRateLimited) -> HttpResponse:
-        return error_response(
-            api,
-            request,
-            429,
-            exc.code,
-            str(exc),
-            headers={"Retry-After": str(max(1, exc.retry_after))},
-        )
 
     def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
         return error_response(api, request, exc.status, exc.code, exc.detail)
@@ -192,7 +183,6 @@ def install_error_handlers(api: NinjaAPI) -> None:
     api.add_exception_handler(MultiPartParserError, on_unparsable_body)
     api.add_exception_handler(StoreError, on_store_error)
     api.add_exception_handler(UnknownEntry, on_unknown_entry)
-    api.add_exception_handler(PromptRateLimited, on_rate_limited)
     api.add_exception_handler(ApiError, on_api_error)
     api.add_exception_handler(PermissionDenied, on_permission_denied)
     api.add_exception_handler(Http404, on_not_found)

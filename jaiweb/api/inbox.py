@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from jaiweb.agent.actions import inbox_call_resolve
-from jaiweb.agent.inbox import inbox_items
 from jaiweb.api.access import staff_only
 from jaiweb.api.links import link, links
 from jaiweb.api.schemas import ErrorOut, InboxItemOut, InboxResolveIn, InboxResolveOut
+from jaiweb.sessions.commands import inbox_call_resolve
+from jaiweb.sessions.inbox import inbox_items
 from jaiweb.store.selectors import operation_get
 
 router = Router(tags=["inbox"])

@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from jaiweb.agent.actions import approval_decide
-from jaiweb.api.access import operation_for
 from jaiweb.api.schemas import ApprovalIn, ApprovalOut, ErrorOut, OperationOut
 from jaiweb.api.selectors import operation_detail
+from jaiweb.sessions.access import operation_for
+from jaiweb.sessions.commands import approval_decide
 
 router = Router(tags=["operations"])
 

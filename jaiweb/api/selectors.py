@@ -5,19 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jaiweb.agent.actions import session_status
 from jaiweb.render.selectors import ledger_for, wallet_balance
+from jaiweb.sessions.status import session_status
 from jaiweb.store.models import ComicSession, Operation
-from jaiweb.store.selectors import (
-    StoredEntry,
-    app_state_at,
-    operation_records,
-    parse_rows,
-    recovery_evidence,
-)
+from jaiweb.store.rows import StoredEntry, parse_rows
+from jaiweb.store.selectors import app_state_at, operation_reading, operation_records
 from journal.entries import entry_to_dict
 from journal.errors import CorruptedOperationLog
-from journal.recovery import fold_operation, verdict_for
 
 
 def sessions_of(*, owner: Any) -> list[ComicSession]:
@@ -58,22 +52,15 @@ def operation_detail(*, operation: Operation) -> dict[str, Any]:
     """State, what recovery would decide now, and every record."""
     records = operation_records(operation_id=operation.id)
     try:
-        verdict = verdict_for(
-            fold_operation(records),
-            recovery_evidence(session=operation.session, records=records),
-        )
+        verdict = operation_reading(
+            operation_id=operation.id, session=operation.session, records=records
+        ).verdict()
     except CorruptedOperationLog:
         verdict = None  # the records are still shown: they are what an admin needs
-    if operation.outcome is not None:
-        state = "finished"
-    elif operation.is_parked:
-        state = "parked"
-    else:
-        state = "running"
     return {
         "id": operation.id,
         "session_id": operation.session_id,
-        "state": state,
+        "state": operation.state,
         "outcome": operation.outcome,
         "created_at": operation.created_at,
         "finished_at": operation.finished_at,

@@ -9,8 +9,6 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router, Status
 from pydantic import Field
 
-from jaiweb.agent.actions import prompt_submit, session_rewind, session_stop
-from jaiweb.api.access import session_for
 from jaiweb.api.links import SESSION_IN_PATH, entry_links, link, links
 from jaiweb.api.schemas import (
     EntryOut,
@@ -26,6 +24,8 @@ from jaiweb.api.schemas import (
     StopOut,
 )
 from jaiweb.api.selectors import entries_out, session_detail, sessions_of
+from jaiweb.sessions.access import session_for
+from jaiweb.sessions.commands import prompt_submit, session_rewind, session_stop
 from jaiweb.store.selectors import branch_rows, children_rows, entries_after
 from jaiweb.store.services import session_create, session_delete, session_rename
 from jaiweb.store.transfer import session_export

@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.feed.models import FeedPost
+from jaiweb.feed.selectors import feed_latest
 from jaiweb.feed.services import FeedPostInvalid, feed_post_publish
 from jaiweb.feed.signing import HEADER, verify
 
@@ -40,5 +40,5 @@ def webhook(request: HttpRequest) -> JsonResponse:
 
 @require_safe
 def feed(request: HttpRequest) -> HttpResponse:
-    posts = FeedPost.objects.order_by("-received_at")[:100]
+    posts = feed_latest()
     return render(request, "feed/feed.html", {"posts": posts})

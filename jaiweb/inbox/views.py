@@ -1,6 +1,6 @@
 """The recovery inbox page (staff only): parked tool calls, their evidence, and the choice.
 
-The decision itself is ``jaiweb.agent.inbox.inbox_resolve``; these views only show the
+The decision itself is ``jaiweb.sessions.inbox.inbox_resolve``; these views only show the
 items, turn the form into its arguments, and tell the session and the runner afterwards.
 """
 
@@ -22,9 +22,9 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.agent.actions import inbox_call_resolve
-from jaiweb.agent.inbox import InboxItem, inbox_items
 from jaiweb.inbox.forms import ResolveForm
+from jaiweb.sessions.commands import inbox_call_resolve
+from jaiweb.sessions.inbox import InboxItem, inbox_items
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.store.selectors import operation_get
 

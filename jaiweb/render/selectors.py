@@ -41,6 +41,10 @@ def ledger_for(*, user: Any, limit: int = 200) -> list[LedgerEntry]:
     )
 
 
+def images_by_id(*, ids: list[str]) -> dict[str, Image]:
+    return {image.id: image for image in Image.objects.filter(id__in=ids)}
+
+
 def image_for_viewer(*, image_id: str, viewer: Any) -> Image | None:
     """The image if this viewer may see it: its owner, staff (who may read every session,
     so its thumbnails too), or anyone once it is published."""

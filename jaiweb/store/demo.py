@@ -8,7 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from jaiweb.store.models import ComicSession
-from jaiweb.store.services import entry_append, session_create, session_navigate
+from jaiweb.store.services import entry_append, rewind_append, session_create
 from journal.entries import AppStateEntry, AssistantMessage, MessageEntry, UserMessage
 
 HERO = "猪猪侠"
@@ -66,7 +66,7 @@ def article_session_create(*, owner: Any, now: datetime | None = None) -> ComicS
             session_id=session.id, entries=[entry], expected_leaf_id=leaf, now=entry.timestamp
         )
         leaf = entry.id
-    session_navigate(session_id=session.id, target_id="e2", entry_id="e5", now=at(5))
+    rewind_append(session_id=session.id, target_id="e2", entry_id="e5", now=at(5))
     entry_append(
         session_id=session.id,
         entries=[

@@ -1,16 +1,22 @@
-"""Errors of the store's services. Each one says what was refused and why; nothing was written."""
+"""The refusals of the services. Each says what was refused and why; nothing was written.
+
+``http_status`` is the one table from refusal to HTTP status: the API, the studio's
+views and the socket all answer with it.
+"""
 
 from __future__ import annotations
 
 
 class StoreError(Exception):
-    """Base of the store's refusals."""
+    """Base of the services' refusals."""
 
     code = "store_error"
+    http_status = 409  # what was asked does not fit the session's or the operation's state
 
 
 class SessionNotFound(StoreError):
     code = "not_found"
+    http_status = 404
 
     def __init__(self, session_id: str):
         self.session_id = session_id
@@ -19,6 +25,7 @@ class SessionNotFound(StoreError):
 
 class OperationNotFound(StoreError):
     code = "not_found"
+    http_status = 404
 
     def __init__(self, operation_id: str):
         self.operation_id = operation_id
@@ -43,6 +50,7 @@ class InvalidEntry(StoreError, ValueError):
     """Input that cannot be kept: unknown parent, duplicate id, bad payload, bad text."""
 
     code = "invalid_entry"
+    http_status = 422
 
 
 class SessionBusy(StoreError):
@@ -69,6 +77,7 @@ class SessionParked(SessionBusy):
 
 class PromptTooLong(StoreError):
     code = "prompt_too_long"
+    http_status = 422
 
     def __init__(self, length: int, limit: int):
         self.length = length
@@ -110,3 +119,15 @@ class OperationStateConflict(StoreError):
     """A write from the web that the operation's current state does not allow."""
 
     code = "conflict"
+
+
+class PromptRateLimited(StoreError):
+    """Too many prompts from one user in the current minute."""
+
+    code = "rate_limited"
+    http_status = 429
+
+    def __init__(self, limit: int, retry_after: int):
+        self.limit = limit
+        self.retry_after = retry_after
+        super().__init__(f"at most {limit} prompts a minute; try again in {retry_after} s")

@@ -9,7 +9,7 @@ and record count — are written in the same transaction as the fact they derive
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import models
@@ -123,6 +123,16 @@ class Entry(AppendOnlyModel):
         return parse_entry(self.payload)
 
 
+OperationState = Literal["running", "parked", "finished"]
+
+
+def operation_state(*, outcome: str | None, parked_at: Any) -> OperationState:
+    """The one rule for an operation's state, from its two columns (for bulk reads too)."""
+    if outcome is not None:
+        return "finished"
+    return "parked" if parked_at is not None else "running"
+
+
 class Operation(models.Model):
     """One run of the agent for a session: the claim and lease a runner needs, and folds."""
 
@@ -166,12 +176,17 @@ class Operation(models.Model):
         return f"{self.id} ({self.outcome or 'unfinished'})"
 
     @property
+    def state(self) -> OperationState:
+        """Running, parked (waiting for an admin) or finished."""
+        return operation_state(outcome=self.outcome, parked_at=self.parked_at)
+
+    @property
     def is_finished(self) -> bool:
-        return self.outcome is not None
+        return self.state == "finished"
 
     @property
     def is_parked(self) -> bool:
-        return self.outcome is None and self.parked_at is not None
+        return self.state == "parked"
 
     @property
     def is_waiting(self) -> bool:

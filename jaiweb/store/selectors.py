@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from django.db import connection
-from pydantic import TypeAdapter
 
+from jaiweb.store import rows as stored
 from jaiweb.store.entry_cache import parsed_entries
 from jaiweb.store.errors import OperationNotFound, SessionNotFound
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
+from jaiweb.store.rows import StoredEntry, parse_rows, payload_text
 from journal.entries import (
-    AppStateEntry,
     AssistantMessage,
-    BranchEntry,
-    CompactionEntry,
     MessageEntry,
 )
 from journal.entries import Entry as JournalEntry
@@ -30,108 +27,6 @@ from journal.recovery import (
     fold_operation,
     verdict_for,
 )
-
-# One adapter per entry type: a row's type column picks it, so pydantic never has to
-# look for the discriminator inside each object.
-_ADAPTERS: dict[str, TypeAdapter] = {
-    cls.model_fields["type"].default: TypeAdapter(list[cls])
-    for cls in (MessageEntry, AppStateEntry, CompactionEntry, BranchEntry)
-}
-
-
-class StoredEntry:
-    """An entry with its append number in the session.
-
-    A row read from the database keeps its JSON and is parsed the first time its ``entry``
-    is touched (``parse_rows`` parses many at once): a page that shows a window of a long
-    branch, or the app state at its leaf, pays for the entries it looks at, not for all.
-    A row read without its JSON (``branch_rows(lazy=True)``) fetches it then too.
-    """
-
-    __slots__ = ("_entry", "_keep", "_raw", "_session", "entry_id", "seq", "type")
-
-    def __init__(
-        self,
-        seq: int,
-        entry: JournalEntry | None = None,
-        *,
-        entry_id: str = "",
-        type: str = "",
-        raw: str | None = None,
-        keep: str | None = None,
-        session_id: str | None = None,
-    ) -> None:
-        self.seq = seq
-        self._entry = entry
-        self._raw = raw
-        self._keep = keep  # the session whose cache may keep it once parsed
-        self._session = session_id  # where to fetch its JSON when it came without
-        self.entry_id = entry.id if entry is not None else entry_id
-        self.type = entry.type if entry is not None else type
-
-    @property
-    def entry(self) -> JournalEntry:
-        if self._entry is None:
-            parse_rows([self])
-        return self._entry
-
-    def may_contain(self, text: str) -> bool:
-        """False only when the row is unparsed and its JSON lacks ``text``: a pre-filter
-        that lets a reader skip rows it does not need without parsing them."""
-        return self._raw is None or text in self._raw
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StoredEntry) and (self.seq, self.entry) == (other.seq, other.entry)
-
-    def __repr__(self) -> str:
-        return f"StoredEntry({self.seq}, {self.entry_id!r}, {self.type})"
-
-
-def parse_rows(rows: list[StoredEntry]) -> None:
-    """Parse every row not parsed yet, one pydantic call per entry type (rows read without
-    their JSON fetch it first, one query per session)."""
-    todo = [row for row in rows if row._entry is None]
-    if not todo:
-        return
-    unfetched: dict[str, list[StoredEntry]] = {}
-    for row in todo:
-        if row._raw is None:
-            unfetched.setdefault(row._session, []).append(row)
-    for session_id, group in unfetched.items():
-        raw = {r[0]: r[2] for r in _raw_rows_by_seq(session_id, [row.seq for row in group])}
-        for row in group:
-            if row.seq not in raw:
-                raise BrokenSessionTree(f"entry {row.entry_id!r} is gone", entry_id=row.entry_id)
-            row._raw = raw[row.seq]
-    parsed = _parse([(row.seq, row.type, row._raw) for row in todo])
-    keep: dict[str, dict[int, JournalEntry]] = {}
-    for row, done in zip(todo, parsed, strict=True):
-        row._entry, row._raw = done.entry, None
-        if row._keep is not None:
-            keep.setdefault(row._keep, {})[row.seq] = done.entry
-    for session_id, entries in keep.items():
-        parsed_entries.add(session_id, entries)
-
-
-def _payload_text() -> str:
-    # Raw JSON text, so a whole path is validated by pydantic in one call.
-    return "payload" if connection.vendor == "sqlite" else "payload::text"
-
-
-def _parse(rows: list[tuple[int, str, str]]) -> list[StoredEntry]:
-    """(seq, type, payload JSON) rows → entries, one pydantic call per entry type."""
-    groups: dict[str, list[int]] = {}
-    for pos, row in enumerate(rows):
-        groups.setdefault(row[1], []).append(pos)
-    parsed: list = [None] * len(rows)
-    for type_, positions in groups.items():
-        adapter = _ADAPTERS.get(type_)
-        if adapter is None:
-            raise BrokenSessionTree(f"an entry of unknown type {type_!r}")
-        text = "[" + ",".join(rows[p][2] for p in positions) + "]"
-        for p, entry in zip(positions, adapter.validate_json(text), strict=True):
-            parsed[p] = entry
-    return [StoredEntry(row[0], entry) for row, entry in zip(rows, parsed, strict=True)]
 
 
 def _nameable(id_: str) -> bool:
@@ -174,7 +69,7 @@ def branch_rows(
     if lazy:
         payload = ", e.type"
     elif with_payload:
-        payload = f", e.type, {_payload_text().replace('payload', 'e.payload')}"
+        payload = f", e.type, {payload_text().replace('payload', 'e.payload')}"
     else:
         payload = ""
     with connection.cursor() as cursor:
@@ -209,7 +104,7 @@ def branch_rows(
         ]
     known = {r[0]: lookup(session.id, r[0], r[1]) for r in path}
     missing = [seq for seq, entry in known.items() if entry is None]
-    raw = {r[0]: r for r in _raw_rows_by_seq(session.id, missing)} if missing else {}
+    raw = {r[0]: r for r in stored.raw_rows_by_seq(session.id, missing)} if missing else {}
     return [
         StoredEntry(r[0], entry)
         if (entry := known[r[0]]) is not None
@@ -238,26 +133,7 @@ _PATH_SQL = """
 
 def _rows_by_seq(session_id: str, seqs: list[int]) -> list[StoredEntry]:
     """Entries by seq, parsed in one pydantic call."""
-    return _parse(_raw_rows_by_seq(session_id, seqs))
-
-
-def _raw_rows_by_seq(session_id: str, seqs: list[int]) -> list[tuple[int, str, str]]:
-    """(seq, type, payload JSON) by seq; the seq list goes in as one parameter."""
-    if connection.vendor == "postgresql":
-        sql = (
-            "SELECT seq, type, payload::text FROM store_entry WHERE session_id = %s "
-            "AND seq = ANY(%s) ORDER BY seq"
-        )
-        params: list = [session_id, seqs]
-    else:
-        sql = (
-            "SELECT seq, type, payload FROM store_entry WHERE session_id = %s "
-            "AND seq IN (SELECT value FROM json_each(%s)) ORDER BY seq"
-        )
-        params = [session_id, json.dumps(seqs)]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+    return stored.parse_raw(stored.raw_rows_by_seq(session_id, seqs))
 
 
 def branch_get(*, session: ComicSession, leaf_id: str | None = None) -> list[JournalEntry]:
@@ -267,34 +143,29 @@ def branch_get(*, session: ComicSession, leaf_id: str | None = None) -> list[Jou
     return [row.entry for row in rows]
 
 
-def app_state_from_rows(session: ComicSession, rows: list[StoredEntry]) -> dict:
-    """The app state at the end of loaded rows: only the last ``app_state`` is parsed."""
-    for row in reversed(rows):
-        if row.type == "app_state":
-            return json_copy(row.entry.value)  # the cached entry stays as it was
-    return json_copy(session.initial_app_state)
+def app_state_at(
+    *, session: ComicSession, leaf_id: str | None = None, rows: list[StoredEntry] | None = None
+) -> dict:
+    """The app state at a node (default: the leaf), a copy the caller may change.
 
-
-def app_state_from_branch(session: ComicSession, branch: Iterable[JournalEntry]) -> dict:
-    """The last ``app_state`` on a loaded branch, or the session's initial state."""
-    value = session.initial_app_state
-    for entry in branch:
-        if isinstance(entry, AppStateEntry):
-            value = entry.value
-    return json_copy(value)
-
-
-def app_state_at(*, session: ComicSession, leaf_id: str | None = None) -> dict:
-    """The app state at a node: walks up only to the nearest ``app_state`` entry."""
+    The one read of it: the last ``app_state`` entry on the path, or the session's initial
+    state. ``rows``: the path root → node, when the caller has loaded it (only its last
+    ``app_state`` row is parsed); otherwise the query walks up only to the nearest one.
+    """
+    if rows is not None:
+        for row in reversed(rows):
+            if row.type == "app_state":
+                return json_copy(row.entry.value)  # the cached entry stays as it was
+        return json_copy(session.initial_app_state)
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
         return json_copy(session.initial_app_state)
     sql = f"""
         WITH RECURSIVE up(parent_id, type, payload, depth) AS (
-            SELECT parent_id, type, {_payload_text()}, 0 FROM store_entry
+            SELECT parent_id, type, {payload_text()}, 0 FROM store_entry
              WHERE session_id = %s AND entry_id = %s
             UNION ALL
-            SELECT e.parent_id, e.type, {_payload_text().replace("payload", "e.payload")},
+            SELECT e.parent_id, e.type, {payload_text().replace("payload", "e.payload")},
                    u.depth + 1
               FROM store_entry e JOIN up u ON e.entry_id = u.parent_id
              WHERE e.session_id = %s AND u.type <> 'app_state'
@@ -308,7 +179,7 @@ def app_state_at(*, session: ComicSession, leaf_id: str | None = None) -> dict:
         if not entry_exists(session=session, entry_id=leaf):
             raise UnknownEntry(leaf)
         return json_copy(session.initial_app_state)
-    return json_copy(_parse([(0, "app_state", row[0])])[0].entry.value)
+    return json_copy(stored.parse_raw([(0, "app_state", row[0])])[0].entry.value)
 
 
 def entry_exists(*, session: ComicSession, entry_id: str) -> bool:
@@ -338,22 +209,22 @@ def children_rows(*, session: ComicSession, entry_id: str | None) -> list[Stored
     params = [session.id] + ([] if entry_id is None else [entry_id])
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT seq, type, {_payload_text()} FROM store_entry "
+            f"SELECT seq, type, {payload_text()} FROM store_entry "
             f"WHERE session_id = %s AND {cond} ORDER BY seq",
             params,
         )
-        return _parse(cursor.fetchall())
+        return stored.parse_raw(cursor.fetchall())
 
 
 def entries_after(*, session: ComicSession, after_seq: int = 0, limit: int = 1000):
     """Entries in append order after a seq: what a client that missed events catches up with."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT seq, type, {_payload_text()} FROM store_entry "
+            f"SELECT seq, type, {payload_text()} FROM store_entry "
             "WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
             [session.id, after_seq, limit],
         )
-        return _parse(cursor.fetchall())
+        return stored.parse_raw(cursor.fetchall())
 
 
 def entry_ids_among(*, session: ComicSession, ids: Iterable[str]) -> set[str]:
@@ -409,9 +280,40 @@ def recovery_evidence(
     return RecoveryEvidence(entry_ids=frozenset(present), final_assistant_entries=final)
 
 
+class OperationReading:
+    """An operation's stored records, their fold, and what the session holds of what they
+    name (read when first asked for): everything recovery decides from."""
+
+    def __init__(self, session: ComicSession, records: list[JournalRecord]) -> None:
+        self.session = session
+        self.records = records
+        self.log: OperationLog = fold_operation(records)
+        self._evidence: RecoveryEvidence | None = None
+
+    @property
+    def evidence(self) -> RecoveryEvidence:
+        if self._evidence is None:
+            self._evidence = recovery_evidence(
+                session=self.session, records=self.records, log=self.log
+            )
+        return self._evidence
+
+    def verdict(self) -> Verdict:
+        """``recover_operation`` on this reading (``JournalError`` if it cannot decide)."""
+        return verdict_for(self.log, self.evidence)
+
+
+def operation_reading(
+    *, operation_id: str, session: ComicSession, records: list[JournalRecord] | None = None
+) -> OperationReading:
+    """Records → fold → evidence, the one way (``CorruptedOperationLog`` propagates).
+
+    ``records``: the operation's records, when the caller has read them already."""
+    if records is None:
+        records = operation_records(operation_id=operation_id)
+    return OperationReading(session, records)
+
+
 def operation_verdict(*, operation: Operation) -> Verdict:
-    """``recover_operation`` on the stored log (``CorruptedOperationLog`` propagates)."""
-    records = operation_records(operation_id=operation.id)
-    return verdict_for(
-        fold_operation(records), recovery_evidence(session=operation.session, records=records)
-    )
+    """What recovery would decide for the operation now."""
+    return operation_reading(operation_id=operation.id, session=operation.session).verdict()

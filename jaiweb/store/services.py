@@ -44,7 +44,7 @@ from journal.errors import UnknownEntry
 from journal.jsonvalues import check_json as _check_json
 from journal.jsonvalues import check_text as _check_text
 from journal.jsonvalues import json_copy
-from journal.navigation import branch_entry_to
+from journal.navigation import rewind_entry
 from journal.records import (
     ApprovalDecided,
     InputQueued,
@@ -159,20 +159,20 @@ def entry_append(
 
 
 @dataclass(frozen=True, slots=True)
-class Navigation:
+class Rewind:
     leaf_id: str | None
     app_state: dict
     branch_entry: JournalEntry | None  # None when the target already was the leaf
 
 
-def session_navigate(
+def rewind_append(
     *,
     session_id: str,
     target_id: str,
     expected_leaf_id: str | None = None,
     entry_id: str | None = None,
     now: datetime | None = None,
-) -> Navigation:
+) -> Rewind:
     """Rewind or fork to any node: append a ``branch`` entry (nothing for the leaf itself)."""
     now = now or timezone.now()
     with transaction.atomic():
@@ -186,14 +186,12 @@ def session_navigate(
             raise StaleLeaf(session_id, expected_leaf_id, session.leaf_id)
         if not entry_exists(session=session, entry_id=target_id):
             raise UnknownEntry(target_id)
-        entry = branch_entry_to(
-            session.leaf_id, target_id, entry_id=entry_id or new_id("e"), now=now
-        )
+        entry = rewind_entry(session.leaf_id, target_id, entry_id=entry_id or new_id("e"), now=now)
         if entry is not None:
             append_entries(session_id, [entry], expected_leaf_id=session.leaf_id, now=now)
             session.leaf_id = entry.id
             session.entry_count += 1
-        return Navigation(session.leaf_id, app_state_at(session=session), entry)
+        return Rewind(session.leaf_id, app_state_at(session=session), entry)
 
 
 @dataclass(frozen=True, slots=True)

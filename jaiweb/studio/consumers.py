@@ -25,7 +25,8 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from jaiweb.agent.events import group_name
+from jaiweb.live.push import group_name
+from jaiweb.sessions.access import session_for
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.regions import regions_html_shared
@@ -60,13 +61,11 @@ def watcher_language(scope: dict[str, Any]) -> str:
 
 
 def _watchable(session_id: str, user: Any):
+    """The session if ``user`` may watch it (``session_for``, reading), else None."""
     try:
-        session = session_get(session_id=session_id)
+        return session_for(user=user, session_id=session_id)
     except SessionNotFound:
         return None
-    if session.owner_id == user.pk or user.is_staff:
-        return session
-    return None
 
 
 # Catch-ups read the journal and render on threads of their own: channels passes every

@@ -17,7 +17,7 @@ from django.utils import translation
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.store.models import ComicSession
-from jaiweb.store.selectors import app_state_from_rows, branch_rows, unfinished_operation
+from jaiweb.store.selectors import app_state_at, branch_rows, unfinished_operation
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.tree import active_path_view
 
@@ -35,7 +35,7 @@ REGIONS = (
 def studio_context(*, session: ComicSession) -> dict[str, Any]:
     """Everything the regions show, read once."""
     rows = branch_rows(session=session, lazy=True)  # the regions touch a few hundred rows
-    state = app_state_from_rows(session, rows)
+    state = app_state_at(session=session, rows=rows)
     run = run_view(session=session)
     return {
         "session": session,

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import base64
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q
 
-from jaiweb.agent.actions import SessionStatus, session_status
 from jaiweb.agent.state import AppState, UnreadableAppState
-from jaiweb.store.models import ComicSession, Entry, Operation
-from jaiweb.store.selectors import (
-    StoredEntry,
-    entry_ids_among,
-    operation_records,
-    parse_rows,
-)
+from jaiweb.render.selectors import images_by_id
+from jaiweb.sessions.status import SessionStatus, session_status
+from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
+from jaiweb.store.rows import StoredEntry, parse_rows
+from jaiweb.store.selectors import branch_rows, entry_ids_among, operation_records
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -46,6 +46,24 @@ def strip_panels(rows: list[StoredEntry]) -> list[Panel]:
     messages = [r for r in rows if r.type == "message"]
     parse_rows(messages)
     return _panels(messages, _published(messages))
+
+
+def episode_panels(*, session: ComicSession) -> list[dict[str, Any]]:
+    """Every panel of the active branch with its picture inlined as a ``data:`` URI (None
+    when the file is gone): the episode export needs nothing from elsewhere."""
+    strip = strip_panels(branch_rows(session=session))
+    images = images_by_id(ids=[p.image_id for p in strip])
+    panels = []
+    for panel in strip:
+        image = images.get(panel.image_id)
+        data_uri = None
+        if image is not None:
+            path = Path(settings.MEDIA_ROOT) / image.path
+            if path.is_file():
+                encoded = base64.b64encode(path.read_bytes()).decode()
+                data_uri = f"data:{image.content_type};base64,{encoded}"
+        panels.append({**asdict(panel), "data_uri": data_uri})
+    return panels
 
 
 def strip_view(
@@ -255,7 +273,7 @@ def my_sessions(*, owner: Any) -> list[SessionCard]:
         )
         image = (latest or {}).get("message", {}).get("details", {}).get("image_id")
         if session.id in unfinished:
-            state = "parked" if unfinished[session.id] is not None else "running"
+            state = operation_state(outcome=None, parked_at=unfinished[session.id])
         else:
             state = "idle"
         cards.append(SessionCard(session, session.branches, image, state))

@@ -15,7 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from jaiweb.store.models import ComicSession, Entry
-from jaiweb.store.selectors import StoredEntry, branch_rows, parse_rows
+from jaiweb.store.rows import StoredEntry, parse_rows
+from jaiweb.store.selectors import branch_rows
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,

@@ -107,7 +107,7 @@
     } else if (e.key === "Enter") {
       e.preventDefault();
       var studio = document.querySelector(".studio");
-      htmx.ajax("POST", studio.dataset.navigateUrl, {
+      htmx.ajax("POST", studio.dataset.rewindUrl, {
         values: { entry_id: node.dataset.entryId, expected_leaf_id: document.getElementById("tree").dataset.leafId },
         swap: "none",
       });

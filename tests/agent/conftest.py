@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from jaiweb.agent.events import RecordingSink
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.agent.tools import default_tools
@@ -13,6 +12,7 @@ from jaiweb.store.leases import operation_claim
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
+from tests.support.sinks import RecordingSink
 
 
 @pytest.fixture(autouse=True)

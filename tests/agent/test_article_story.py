@@ -9,7 +9,7 @@ from jaiweb.agent.tools.panels import panels_on
 from jaiweb.render.models import RenderJob
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.store.selectors import app_state_at, branch_get, children_rows
-from jaiweb.store.services import session_navigate
+from jaiweb.store.services import rewind_append
 from journal.entries import AssistantMessage, MessageEntry
 from tests.agent.test_loop import approve_when_asked
 
@@ -43,7 +43,7 @@ def test_lollipop_side_story_rewind_and_the_finishing_move(harness):
     harness.session.refresh_from_db()
     side_story_tip = harness.session.leaf_id
 
-    rewind = session_navigate(session_id=harness.session.id, target_id=e2)
+    rewind = rewind_append(session_id=harness.session.id, target_id=e2)
     assert rewind.app_state["characters"]["猪猪侠"]["buff"] == "超级棒棒糖(功夫大师)"
 
     play(harness, FINISHER)

@@ -141,7 +141,7 @@ PUBLISH_POINTS = ["awaiting_approval", "after_t1", "during_tool", "after_tool_ef
 
 @pytest.mark.parametrize("point", PUBLISH_POINTS)
 def test_publish_panel_crashes_post_at_most_once(point, auto_session, env, admin):
-    from jaiweb.agent.inbox import inbox_items, inbox_resolve
+    from jaiweb.sessions.inbox import inbox_items, inbox_resolve
 
     first_op = operation_accept(session_id=auto_session.id, text=STORY).operation_id
     runner = studio(connection.settings_dict, env=env)
@@ -311,7 +311,7 @@ def test_a_crash_in_the_finishing_move_of_the_whole_story(point, auto_session, e
     from jaiweb.agent.tools.panels import panels_on
     from jaiweb.render.models import RenderJob
     from jaiweb.store.selectors import app_state_at, branch_get
-    from jaiweb.store.services import session_navigate
+    from jaiweb.store.services import rewind_append
     from tests.agent.test_article_story import FINISHER, LAXATIVE, LOLLIPOP
 
     run_here(operation_accept(session_id=auto_session.id, text=LOLLIPOP).operation_id)
@@ -320,7 +320,7 @@ def test_a_crash_in_the_finishing_move_of_the_whole_story(point, auto_session, e
     run_here(operation_accept(session_id=auto_session.id, text=LAXATIVE).operation_id)
     auto_session.refresh_from_db()
     side_story_tip = auto_session.leaf_id
-    session_navigate(session_id=auto_session.id, target_id=lollipop_end)
+    rewind_append(session_id=auto_session.id, target_id=lollipop_end)
     op = operation_accept(session_id=auto_session.id, text=FINISHER).operation_id
 
     first = studio(connection.settings_dict, env={**env, "JAIWEB_CRASH_AT": point})

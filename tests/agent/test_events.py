@@ -10,8 +10,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from jaiweb.agent.events import ChannelLayerSink, group_name
 from jaiweb.agent.providers.offline import OfflineDirector
+from jaiweb.live.push import ChannelLayerSink, group_name
 
 
 @pytest.mark.django_db

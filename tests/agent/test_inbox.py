@@ -6,12 +6,12 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from jaiweb.agent.inbox import inbox_items, inbox_resolve
 from jaiweb.agent.runner import Runner
 from jaiweb.agent.tools import default_tools
 from jaiweb.agent.tools.base import ToolOutput
 from jaiweb.agent.tools.publish import PublishPanel
 from jaiweb.feed.services import feed_post_create
+from jaiweb.sessions.inbox import inbox_items, inbox_resolve
 from jaiweb.store.errors import InvalidEntry, OperationStateConflict, SessionParked
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 import pytest
 from django.utils import timezone
 
-from jaiweb.agent.actions import character_set
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers.offline import OfflineDirector
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.agent.tools import default_tools
 from jaiweb.render.services import credits_grant, wallet_get_or_create
+from jaiweb.sessions.commands import character_set
 from jaiweb.store.errors import OperationStateConflict, SessionBusy
 from jaiweb.store.integrity import session_check
 from jaiweb.store.leases import lease_release, operation_claim
@@ -37,8 +37,8 @@ from jaiweb.store.services import (
     operation_approval_decide,
     operation_stop_request,
     operation_tool_resolve,
+    rewind_append,
     session_create,
-    session_navigate,
 )
 from journal.recovery import fold_operation, recover_operation
 from journal.steps import Step
@@ -140,7 +140,7 @@ def resolve(world: World) -> None:
 def rewind(world: World) -> None:
     root = Entry.objects.filter(session=world.session).order_by("seq").first()
     with pytest.raises(SessionBusy):
-        session_navigate(session_id=world.session.id, target_id=root.entry_id)
+        rewind_append(session_id=world.session.id, target_id=root.entry_id)
 
 
 def edit_character(world: World) -> None:

@@ -11,10 +11,10 @@ import pytest
 from django.db import connection
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.ops.management.commands.studio import SHUTDOWN_SECONDS
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, operation_approval_decide, session_create
-from jaiweb.studio.management.commands.studio import SHUTDOWN_SECONDS
 from journal.recovery import fold_operation
 from tests.agent.processes import studio
 from tests.support.waiting import wait_until

@@ -9,10 +9,10 @@ import time
 import pytest
 from django.contrib.auth import get_user_model
 
-from jaiweb.agent.actions import approval_decide, prompt_submit, session_stop
 from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.render.services import credits_grant, wallet_get_or_create
+from jaiweb.sessions.commands import approval_decide, prompt_submit, session_stop
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create

@@ -148,11 +148,11 @@ def test_two_prompts_at_once_one_starts_the_other_steers(alice, session):
 
 def test_a_stale_leaf_on_an_idle_session_is_409_with_the_current_leaf(as_alice, idle_session):
     """Two tabs: tab A rewound, tab B still shows the old leaf and sends a prompt."""
-    from jaiweb.store.services import session_navigate
+    from jaiweb.store.services import rewind_append
 
     seen = idle_session.leaf_id
     first = Entry.objects.filter(session=idle_session).order_by("seq").first()
-    moved = session_navigate(session_id=idle_session.id, target_id=first.entry_id).leaf_id
+    moved = rewind_append(session_id=idle_session.id, target_id=first.entry_id).leaf_id
     before = (Entry.objects.count(), Operation.objects.count())
     response = as_alice.post(
         f"/sessions/{idle_session.id}/prompts", {"text": "接着画", "expected_leaf_id": seen}
@@ -196,12 +196,12 @@ def test_a_deadlock_victim_is_made_again_not_answered_500(as_alice, session, mon
     """The database rolled the write back whole: the request runs again, once more."""
     from django.db import OperationalError
 
-    from jaiweb.agent import actions
+    from jaiweb.sessions import commands
 
     class Deadlock(Exception):
         sqlstate = "40P01"
 
-    real, calls = actions.operation_accept, []
+    real, calls = commands.operation_accept, []
 
     def once_a_victim(**kwargs):
         calls.append(1)
@@ -209,7 +209,7 @@ def test_a_deadlock_victim_is_made_again_not_answered_500(as_alice, session, mon
             raise OperationalError("deadlock detected") from Deadlock()
         return real(**kwargs)
 
-    monkeypatch.setattr(actions, "operation_accept", once_a_victim)
+    monkeypatch.setattr(commands, "operation_accept", once_a_victim)
     response = prompt(as_alice, session)
     assert response.status_code == 202, response.content
     assert len(calls) == 2

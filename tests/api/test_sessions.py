@@ -9,7 +9,7 @@ import pytest
 from jaiweb.store.errors import InvalidEntry
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import branch_get
-from jaiweb.store.services import session_create, session_navigate
+from jaiweb.store.services import rewind_append, session_create
 from jaiweb.store.transfer import session_export
 from journal.entries import entry_to_dict
 from journal.jsonvalues import NUL, SURROGATE
@@ -215,7 +215,7 @@ def test_an_empty_session_has_an_empty_branch(as_alice, session):
 
 def test_children_for_the_tree_view(as_alice, idle_session):
     entries = branch_get(session=idle_session)
-    session_navigate(session_id=idle_session.id, target_id=entries[1].id)
+    rewind_append(session_id=idle_session.id, target_id=entries[1].id)
     children = as_alice.get(f"/sessions/{idle_session.id}/children/{entries[1].id}").json()
     assert [c["type"] for c in children] == ["message", "branch"]
     assert children[0]["id"] == entries[2].id and children[1]["from_id"] == entries[-1].id

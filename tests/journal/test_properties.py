@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from journal.entries import AppStateEntry, BranchEntry, MessageEntry, parse_entry
 from journal.errors import BrokenSessionTree
-from journal.navigation import branch_entry_for
+from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
 from journal.tree import TreeIndex, branch_of
 from tests.journal.factories import INITIAL, T0, assistant, at, state, user
@@ -43,7 +43,9 @@ def sessions(draw, max_steps=40):
             leaf = snap.leaf_id
             if step == "rewind":
                 target = draw(st.sampled_from([e.id for e in entries]))
-                entry = branch_entry_for(snap, target, entry_id=eid, now=at(i))
+                entry = rewind_entry(
+                    snap.leaf_id, target, entry_id=eid, now=at(i), known=snap.index
+                )
                 if entry is None:
                     entry = user(eid, leaf, "same leaf", t=i)
             elif step == "fork":  # appended under a node that is not the leaf

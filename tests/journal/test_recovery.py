@@ -24,7 +24,6 @@ from journal.recovery import (
     Verdict,
     fold_operation,
     recover_operation,
-    recover_session_operations,
 )
 from tests.journal.factories import T0
 
@@ -393,17 +392,3 @@ def test_corruption_names_the_operation():
     with pytest.raises(CorruptedOperationLog) as err:
         recover_operation([accepted(), accepted()], ev())
     assert err.value.operation_id == OP and "second operation_accepted" in str(err.value)
-
-
-def test_session_recovery_groups_by_operation_and_keeps_going_past_corruption():
-    records = [
-        accepted("x"),
-        OperationFinished(operation_id="x", timestamp=T0, outcome="completed"),
-        accepted("y"),
-        accepted("y"),
-        accepted("z"),
-    ]
-    got = recover_session_operations(records, ev())
-    assert list(got.verdicts) == ["x", "z"] and list(got.corrupted) == ["y"]
-    assert got.verdicts["z"].status == "ready"
-    assert list(got.unfinished) == ["z"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from journal.errors import BrokenSessionTree
-from journal.navigation import branch_entry_for
+from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
 from journal.tree import TreeIndex
 from tests.journal.factories import (
@@ -31,7 +31,7 @@ def test_article_app_state_at_e6_is_e1s():
 
 def test_article_rewind_to_e4_brings_back_e3s_state():
     snap = replay(article_entries(), INITIAL, T0)
-    rewind = branch_entry_for(snap, "e4", entry_id="e7", now=at(7))
+    rewind = rewind_entry(snap.leaf_id, "e4", entry_id="e7", now=at(7), known=snap.index)
     after = apply_entry(snap, rewind)
     assert after.app_state == LAXATIVE
     assert [e.id for e in after.branch()] == ["e0", "e1", "e2", "e3", "e4", "e7"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from journal.errors import BrokenSessionTree, UnknownEntry
-from journal.tree import TreeIndex, ancestors, branch_of, children, depth, path_between
+from journal.tree import TreeIndex, ancestors, branch_of, children, depth
 from tests.journal.factories import article_entries, assistant, branch, user
 
 
@@ -96,30 +96,6 @@ def test_seq_and_last():
     assert index.last.id == "e6"
     with pytest.raises(UnknownEntry):
         index.seq("zz")
-
-
-def test_path_between_goes_up_to_the_common_ancestor_then_down():
-    index = TreeIndex(article_entries())
-    path = path_between(index, "e4", "e6")
-    assert path.common_ancestor_id == "e2"
-    assert ids(path.up) == ["e4", "e3"]
-    assert ids(path.down) == ["e5", "e6"]
-    same = path_between(index, "e6", "e6")
-    assert same.common_ancestor_id == "e6" and same.up == [] and same.down == []
-    to_ancestor = path_between(index, "e6", "e1")
-    assert to_ancestor.common_ancestor_id == "e1" and ids(to_ancestor.up) == ["e6", "e5", "e2"]
-
-
-def test_path_between_two_roots_has_no_common_ancestor():
-    index = TreeIndex([user("a", None), user("b", None)])
-    path = path_between(index, "a", "b")
-    assert path.common_ancestor_id is None
-    assert ids(path.up) == ["a"] and ids(path.down) == ["b"]
-
-
-def test_path_between_unknown():
-    with pytest.raises(UnknownEntry):
-        path_between(article_entries(), "e0", "zz")
 
 
 def test_depth_and_ancestors():

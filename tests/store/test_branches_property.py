@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at, branch_get
-from jaiweb.store.services import entry_append, session_create, session_navigate
+from jaiweb.store.services import entry_append, rewind_append, session_create
 from journal.entries import AppStateEntry, MessageEntry, UserMessage
 from journal.snapshot import branch_app_state
 from journal.tree import TreeIndex, branch_of
@@ -36,7 +36,7 @@ def test_store_paths_equal_the_pure_fold(alice, steps):
     for n, (step, pick) in enumerate(steps):
         eid = f"e{n}"
         if step == "rewind" and ids:
-            leaf = session_navigate(session_id=s.id, target_id=ids[pick % len(ids)]).leaf_id
+            leaf = rewind_append(session_id=s.id, target_id=ids[pick % len(ids)]).leaf_id
             if leaf not in ids:
                 ids.append(leaf)
             continue

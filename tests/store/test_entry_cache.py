@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from jaiweb.store import rows as rows_module
 from jaiweb.store import selectors
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.entry_cache import EntryCache, parsed_entries
@@ -31,13 +32,13 @@ def test_whole_sessions_are_evicted_least_recent_first():
 
 def _count_parses(monkeypatch):
     calls = []
-    real = selectors._parse
+    real = rows_module.parse_raw
 
     def counting(rows):
         calls.append(len(rows))
         return real(rows)
 
-    monkeypatch.setattr(selectors, "_parse", counting)
+    monkeypatch.setattr(rows_module, "parse_raw", counting)
     return calls
 
 
@@ -67,7 +68,7 @@ def test_reads_inside_a_transaction_fill_nothing(alice, monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_rows_are_parsed_when_touched_and_the_app_state_needs_one(alice, monkeypatch):
     from jaiweb.store.demo import KUNG_FU_STATE
-    from jaiweb.store.selectors import app_state_from_rows, branch_rows
+    from jaiweb.store.selectors import app_state_at, branch_rows
 
     parsed_entries.clear()
     s = article_session_create(owner=alice)
@@ -75,7 +76,7 @@ def test_rows_are_parsed_when_touched_and_the_app_state_needs_one(alice, monkeyp
     rows = branch_rows(session=s)
     assert [(r.entry_id, r.type) for r in rows][:2] == [("e0", "message"), ("e1", "app_state")]
     assert calls == []  # nothing parsed yet
-    assert app_state_from_rows(s, rows) == KUNG_FU_STATE
+    assert app_state_at(session=s, rows=rows) == KUNG_FU_STATE
     assert calls == [1]  # only e1, the last app_state on the path
     assert [r.entry.id for r in rows] == ["e0", "e1", "e2", "e5", "e6"]
     assert calls == [1, 1, 1, 1, 1]  # one at a time when touched one at a time
@@ -105,7 +106,6 @@ def test_lazy_rows_fetch_their_json_only_when_parsed_in_one_query(
 def test_an_edited_app_state_never_reaches_the_cache_or_another_reader(alice):
     """The store keeps parsed entries per process: what a selector hands out is a copy."""
     from jaiweb.store.selectors import app_state_at, branch_rows
-    from jaiweb.store.selectors import app_state_from_rows as from_rows
     from jaiweb.store.services import entry_append, session_create
     from journal.entries import AppStateEntry
 
@@ -118,7 +118,7 @@ def test_an_edited_app_state_never_reaches_the_cache_or_another_reader(alice):
     got = app_state_at(session=session)
     got["characters"]["猪猪侠"]["buff"] = "拉肚子"
     rows = branch_rows(session=session)
-    from_rows(session, rows)["characters"].clear()
+    app_state_at(session=session, rows=rows)["characters"].clear()
     assert app_state_at(session=session) == {
         "characters": {"猪猪侠": {"buff": "棒棒糖"}},
         "permission_mode": "ask",

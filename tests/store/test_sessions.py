@@ -21,9 +21,9 @@ from jaiweb.store.selectors import (
 from jaiweb.store.services import (
     entry_append,
     operation_accept,
+    rewind_append,
     session_create,
     session_delete,
-    session_navigate,
     session_rename,
 )
 from journal.entries import MessageEntry, UserMessage
@@ -53,7 +53,7 @@ def test_article_story_through_the_services(alice):
     assert ids(branch_get(session=s)) == ["e0", "e1", "e2", "e5", "e6"]
     assert app_state_at(session=s) == KUNG_FU_STATE
     assert ids(branch_get(session=s, leaf_id="e4")) == ["e0", "e1", "e2", "e3", "e4"]
-    back = session_navigate(session_id=s.id, target_id="e4")
+    back = rewind_append(session_id=s.id, target_id="e4")
     assert back.app_state == LAXATIVE_STATE and back.branch_entry.from_id == "e6"
     s.refresh_from_db()
     assert s.entry_count == 8 and Entry.objects.filter(session=s).count() == 8
@@ -113,13 +113,13 @@ def test_unknown_session(alice):
 
 def test_navigation(alice):
     s = article_session_create(owner=alice)
-    nav = session_navigate(session_id=s.id, target_id="e6")
+    nav = rewind_append(session_id=s.id, target_id="e6")
     assert nav.branch_entry is None and nav.leaf_id == "e6"
     with pytest.raises(UnknownEntry):
-        session_navigate(session_id=s.id, target_id="zz")
+        rewind_append(session_id=s.id, target_id="zz")
     with pytest.raises(StaleLeaf):
-        session_navigate(session_id=s.id, target_id="e0", expected_leaf_id="e4")
-    nav = session_navigate(session_id=s.id, target_id="e0", expected_leaf_id="e6")
+        rewind_append(session_id=s.id, target_id="e0", expected_leaf_id="e4")
+    nav = rewind_append(session_id=s.id, target_id="e0", expected_leaf_id="e6")
     assert nav.app_state == s.initial_app_state
     s.refresh_from_db()
     assert s.leaf_id == nav.leaf_id == nav.branch_entry.id
@@ -129,7 +129,7 @@ def test_navigation_refused_while_a_run_is_going(alice):
     s = article_session_create(owner=alice)
     operation_accept(session_id=s.id, text="go on")
     with pytest.raises(SessionBusy, match="a run is in progress"):
-        session_navigate(session_id=s.id, target_id="e0")
+        rewind_append(session_id=s.id, target_id="e0")
 
 
 def test_children_and_entries_after(alice):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at
 
@@ -35,7 +35,7 @@ def test_an_edit_appends_the_whole_state_and_a_rewind_brings_the_old_one_back(
     state = app_state_at(session=episode)
     assert set(state["characters"]) == {"猪猪侠", "菲菲"}
     assert state["characters"]["猪猪侠"]["mood"] == "<angry>"
-    client.post(f"/sessions/{episode.id}/navigate", {"entry_id": first}, **HX)
+    client.post(f"/sessions/{episode.id}/rewind", {"entry_id": first}, **HX)
     episode.refresh_from_db()
     assert set(app_state_at(session=episode)["characters"]) == {"猪猪侠"}
 

@@ -12,9 +12,9 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from jaiweb.agent.actions import prompt_submit
-from jaiweb.agent.events import group_name
 from jaiweb.asgi import application
+from jaiweb.live.push import group_name
+from jaiweb.sessions.commands import prompt_submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from tests.web.conftest import run_pending
 
 pytestmark = pytest.mark.django_db

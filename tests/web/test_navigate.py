@@ -1,10 +1,10 @@
-"""POST /sessions/<id>/navigate: "continue from here" (a branch entry; nothing deleted)."""
+"""POST /sessions/<id>/rewind: "continue from here" (a branch entry; nothing deleted)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession, Entry
 from tests.web.conftest import park
@@ -24,7 +24,7 @@ def test_continue_here_appends_a_branch_and_redraws_the_regions(client, alice, a
     count = article.entry_count
     client.force_login(alice)
     r = client.post(
-        f"/sessions/{article.id}/navigate",
+        f"/sessions/{article.id}/rewind",
         {"entry_id": first_state.entry_id, "expected_leaf_id": article.leaf_id},
         **HX,
     )
@@ -41,7 +41,7 @@ def test_a_stale_leaf_is_409(client, alice, article):
     entry = Entry.objects.filter(session=article).order_by("seq")[0]
     client.force_login(alice)
     r = client.post(
-        f"/sessions/{article.id}/navigate",
+        f"/sessions/{article.id}/rewind",
         {"entry_id": entry.entry_id, "expected_leaf_id": "e_old"},
         **HX,
     )
@@ -51,21 +51,21 @@ def test_a_stale_leaf_is_409(client, alice, article):
 
 def test_an_unknown_node_is_404(client, alice, article):
     client.force_login(alice)
-    assert client.post(f"/sessions/{article.id}/navigate", {"entry_id": "nope"}).status_code == 404
+    assert client.post(f"/sessions/{article.id}/rewind", {"entry_id": "nope"}).status_code == 404
 
 
 def test_running_and_parked_sessions_refuse(client, alice, episode):
     op = prompt_submit(session=episode, user=alice, text="hi").operation_id
     entry = Entry.objects.filter(session=episode).first().entry_id
     client.force_login(alice)
-    r = client.post(f"/sessions/{episode.id}/navigate", {"entry_id": entry}, **HX)
+    r = client.post(f"/sessions/{episode.id}/rewind", {"entry_id": entry}, **HX)
     assert r.status_code == 409
     park(op)
-    r = client.post(f"/sessions/{episode.id}/navigate", {"entry_id": entry}, **HX)
+    r = client.post(f"/sessions/{episode.id}/rewind", {"entry_id": entry}, **HX)
     assert r.status_code == 409 and "waiting for an admin" in r.content.decode()
 
 
 def test_others_get_404(client, bob, article):
     client.force_login(bob)
     entry = Entry.objects.filter(session=article).first().entry_id
-    assert client.post(f"/sessions/{article.id}/navigate", {"entry_id": entry}).status_code == 404
+    assert client.post(f"/sessions/{article.id}/rewind", {"entry_id": entry}).status_code == 404

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Entry, Operation
 from tests.web.conftest import park
 
@@ -86,7 +86,7 @@ def test_others_get_404_and_nothing_is_written(client, bob, episode):
 
 def test_a_page_behind_another_tab_gets_moved_on_and_nothing_is_written(client, alice, episode):
     """The form carries the leaf the page shows; an idle session that moved on refuses."""
-    from jaiweb.store.services import session_navigate
+    from jaiweb.store.services import rewind_append
     from tests.web.conftest import run_pending
 
     prompt_submit(session=episode, user=alice, text="/say 第一格")
@@ -97,7 +97,7 @@ def test_a_page_behind_another_tab_gets_moved_on_and_nothing_is_written(client, 
     assert f'id="prompt-leaf" name="expected_leaf_id" value="{episode.leaf_id}"' in page
     seen = episode.leaf_id
     root = Entry.objects.filter(session=episode).order_by("seq").first()
-    session_navigate(session_id=episode.id, target_id=root.entry_id)  # another tab rewinds
+    rewind_append(session_id=episode.id, target_id=root.entry_id)  # another tab rewinds
     before = Entry.objects.filter(session=episode).count()
     r = client.post(
         f"/sessions/{episode.id}/prompts", {"text": "接着画", "expected_leaf_id": seen}, **HX

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import regions
 
 pytestmark = pytest.mark.django_db(transaction=True)

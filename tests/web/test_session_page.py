@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from tests.web.conftest import park, run_pending
 from tests.web.trees import big_tree_create

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jaiweb.agent.actions import prompt_submit
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import selectors
 from tests.web.conftest import run_pending
 

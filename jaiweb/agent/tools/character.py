@@ -9,6 +9,8 @@ from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
 
 
 class CharacterStateArgs(Args):
+    """The limits of a character's fields, for the agent and for a person's hand edit alike."""
+
     character: str = Field(min_length=1, max_length=40)
     buff: str | None = Field(default=None, max_length=80)
     skill: str | None = Field(default=None, max_length=80)
@@ -45,3 +47,11 @@ class SetCharacterState(Tool):
             details={"character": args.character, "state": after.model_dump(mode="json")},
             app_state=state,
         )
+
+
+def max_length(field: str) -> int:
+    """A field's limit in ``CharacterStateArgs`` (for forms that check before they send)."""
+    for rule in CharacterStateArgs.model_fields[field].metadata:
+        if hasattr(rule, "max_length"):
+            return rule.max_length
+    raise LookupError(f"{field} has no length limit")

@@ -1,4 +1,4 @@
-"""What a person may ask of a session: the writes behind the page, the API and the socket.
+"""The commands a person gives a session: the writes behind the page, the API and the socket.
 
 Each is the store's service plus what a user-facing request needs around it: the prompt
 rate limit, waking this process's runner, and telling the session's watchers — after the
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,15 +16,18 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
-from jaiweb.agent.events import group_name, group_send_nowait
-from jaiweb.agent.inbox import inbox_resolve
 from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character, UnreadableAppState
+from jaiweb.agent.tools.character import CharacterStateArgs
+from jaiweb.live.push import group_name, group_send_nowait
+from jaiweb.sessions.inbox import inbox_resolve
 from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import (
     InvalidEntry,
     OperationStateConflict,
+    PromptRateLimited,
     SessionBusy,
     SessionParked,
     StaleLeaf,
@@ -35,47 +37,18 @@ from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import app_state_at, unfinished_operation
 from jaiweb.store.services import (
     Accepted,
-    Navigation,
+    Rewind,
     entry_append,
     operation_accept,
     operation_approval_decide,
     operation_stop_request,
-    session_navigate,
+    rewind_append,
 )
 from jaiweb.store.wakeups import work_announce
+from journal.appstate import describe
 from journal.entries import AppStateEntry
 
-SessionState = Literal["idle", "running", "parked"]
-
 log = logging.getLogger(__name__)
-
-
-class PromptRateLimited(Exception):
-    """Too many prompts from one user in the current minute."""
-
-    code = "rate_limited"
-
-    def __init__(self, limit: int, retry_after: int):
-        self.limit = limit
-        self.retry_after = retry_after
-        super().__init__(f"at most {limit} prompts a minute; try again in {retry_after} s")
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStatus:
-    state: SessionState
-    operation_id: str | None
-    parked_reason: str | None = None
-
-
-def session_status(*, session: ComicSession) -> SessionStatus:
-    """Idle, running (an unfinished operation) or parked (waiting for an admin)."""
-    op = unfinished_operation(session=session)
-    if op is None:
-        return SessionStatus("idle", None)
-    if op.is_parked:
-        return SessionStatus("parked", op.id, op.attention or None)
-    return SessionStatus("running", op.id)
 
 
 def watchers_notify(session_id: str, event: dict[str, Any] | None = None) -> None:
@@ -142,10 +115,10 @@ def _prompt_accept(session, user, text, expected_leaf_id) -> Accepted:
 @conflicts_retried
 def session_rewind(
     *, session: ComicSession, entry_id: str, expected_leaf_id: str | None = None
-) -> Navigation:
+) -> Rewind:
     """Continue from any node: a branch entry; refused unless idle or when the leaf is stale."""
     with transaction.atomic():
-        nav = session_navigate(
+        nav = rewind_append(
             session_id=session.id, target_id=entry_id, expected_leaf_id=expected_leaf_id
         )
         watchers_notify(session.id)
@@ -252,13 +225,16 @@ def character_set(
     expected_leaf_id: str | None,
     now: datetime | None = None,
 ) -> dict:
-    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf."""
-    name = name.strip()
-    if not name or len(name) > 40:
-        raise ValueError("a character's name has 1 to 40 characters")
-    for key, value in fields.items():
-        if len(value) > 200:
-            raise ValueError(f"{key} is longer than 200 characters")
+    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf.
+
+    The limits are the ``set_character_state`` tool's (``CharacterStateArgs``): what a
+    person may type is what the agent may write."""
+    try:
+        args = CharacterStateArgs.model_validate({"character": name.strip(), **fields})
+    except ValidationError as exc:
+        raise InvalidEntry(describe(exc)) from None
+    name = args.character
+    fields = args.model_dump(exclude={"character"}, exclude_none=True)
     state = _state_now(session, expected_leaf_id)
     current = state.characters.get(name, Character()).model_dump(mode="json")
     state.characters[name] = Character.model_validate({**current, **fields})
@@ -274,7 +250,7 @@ def permission_mode_set(
 ) -> dict:
     """Ask before paid tools, or not: app state, so a rewind brings the old mode back."""
     if mode not in ("ask", "auto"):
-        raise ValueError("the permission mode is 'ask' or 'auto'")
+        raise InvalidEntry("the permission mode is 'ask' or 'auto'")
     state = _state_now(session, expected_leaf_id)
     state.permission_mode = mode
     return _state_append(session, state.as_json(), expected_leaf_id, now or timezone.now())

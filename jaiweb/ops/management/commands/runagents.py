@@ -6,8 +6,8 @@ import threading
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from jaiweb.agent.events import ChannelLayerSink
 from jaiweb.agent.runner import Runner, RunnerConfig
+from jaiweb.live.push import ChannelLayerSink
 
 
 class Command(BaseCommand):

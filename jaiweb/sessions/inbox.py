@@ -17,10 +17,9 @@ from django.core.exceptions import PermissionDenied
 from jaiweb.feed.models import FeedPost
 from jaiweb.render.selectors import render_job_lookup
 from jaiweb.store.models import Operation
-from jaiweb.store.selectors import operation_records, recovery_evidence
+from jaiweb.store.selectors import operation_reading
 from jaiweb.store.services import operation_tool_resolve
 from journal.errors import CorruptedOperationLog
-from journal.recovery import fold_operation, verdict_for
 
 
 @dataclass
@@ -84,12 +83,9 @@ def inbox_items() -> list[InboxItem]:
             parked_at=op.parked_at,
             claims=op.attempts,
         )
-        records = operation_records(operation_id=op.id)
         try:
-            log = fold_operation(records)
-            verdict = verdict_for(
-                log, recovery_evidence(session=op.session, records=records, log=log)
-            )
+            reading = operation_reading(operation_id=op.id, session=op.session)
+            log, verdict = reading.log, reading.verdict()
         except CorruptedOperationLog:
             items.append(InboxItem(**base))
             continue

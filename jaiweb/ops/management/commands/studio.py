@@ -29,8 +29,8 @@ def schedule_agent_runner(loop: asyncio.AbstractEventLoop):
     The recovery pass comes first, then claims; each run goes to a worker thread, and
     its events are sent on this loop, where the in-memory channel layer lives.
     """
-    from jaiweb.agent.events import ChannelLayerSink
     from jaiweb.agent.runner import Runner
+    from jaiweb.live.push import ChannelLayerSink
 
     runner = Runner(events=ChannelLayerSink(loop))
     loop.create_task(runner.serve(asyncio.Event()))

@@ -1,0 +1,138 @@
+"""Entry rows as the store reads them: parsed lazily, many at once, one pydantic call per type.
+
+A row read from the database keeps its JSON until its entry is first touched, so a page
+that shows a window of a long branch pays for the entries it looks at, not for all.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+from pydantic import TypeAdapter
+
+from jaiweb.store.entry_cache import parsed_entries
+from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
+from journal.entries import Entry as JournalEntry
+from journal.errors import BrokenSessionTree
+
+# One adapter per entry type: a row's type column picks it, so pydantic never has to
+# look for the discriminator inside each object.
+_ADAPTERS: dict[str, TypeAdapter] = {
+    cls.model_fields["type"].default: TypeAdapter(list[cls])
+    for cls in (MessageEntry, AppStateEntry, CompactionEntry, BranchEntry)
+}
+
+
+class StoredEntry:
+    """An entry with its append number in the session.
+
+    A row read from the database keeps its JSON and is parsed the first time its ``entry``
+    is touched (``parse_rows`` parses many at once): a page that shows a window of a long
+    branch, or the app state at its leaf, pays for the entries it looks at, not for all.
+    A row read without its JSON (``branch_rows(lazy=True)``) fetches it then too.
+    """
+
+    __slots__ = ("_entry", "_keep", "_raw", "_session", "entry_id", "seq", "type")
+
+    def __init__(
+        self,
+        seq: int,
+        entry: JournalEntry | None = None,
+        *,
+        entry_id: str = "",
+        type: str = "",
+        raw: str | None = None,
+        keep: str | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.seq = seq
+        self._entry = entry
+        self._raw = raw
+        self._keep = keep  # the session whose cache may keep it once parsed
+        self._session = session_id  # where to fetch its JSON when it came without
+        self.entry_id = entry.id if entry is not None else entry_id
+        self.type = entry.type if entry is not None else type
+
+    @property
+    def entry(self) -> JournalEntry:
+        if self._entry is None:
+            parse_rows([self])
+        return self._entry
+
+    def may_contain(self, text: str) -> bool:
+        """False only when the row is unparsed and its JSON lacks ``text``: a pre-filter
+        that lets a reader skip rows it does not need without parsing them."""
+        return self._raw is None or text in self._raw
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoredEntry) and (self.seq, self.entry) == (other.seq, other.entry)
+
+    def __repr__(self) -> str:
+        return f"StoredEntry({self.seq}, {self.entry_id!r}, {self.type})"
+
+
+def parse_rows(rows: list[StoredEntry]) -> None:
+    """Parse every row not parsed yet, one pydantic call per entry type (rows read without
+    their JSON fetch it first, one query per session)."""
+    todo = [row for row in rows if row._entry is None]
+    if not todo:
+        return
+    unfetched: dict[str, list[StoredEntry]] = {}
+    for row in todo:
+        if row._raw is None:
+            unfetched.setdefault(row._session, []).append(row)
+    for session_id, group in unfetched.items():
+        raw = {r[0]: r[2] for r in raw_rows_by_seq(session_id, [row.seq for row in group])}
+        for row in group:
+            if row.seq not in raw:
+                raise BrokenSessionTree(f"entry {row.entry_id!r} is gone", entry_id=row.entry_id)
+            row._raw = raw[row.seq]
+    parsed = parse_raw([(row.seq, row.type, row._raw) for row in todo])
+    keep: dict[str, dict[int, JournalEntry]] = {}
+    for row, done in zip(todo, parsed, strict=True):
+        row._entry, row._raw = done.entry, None
+        if row._keep is not None:
+            keep.setdefault(row._keep, {})[row.seq] = done.entry
+    for session_id, entries in keep.items():
+        parsed_entries.add(session_id, entries)
+
+
+def payload_text() -> str:
+    # Raw JSON text, so a whole path is validated by pydantic in one call.
+    return "payload" if connection.vendor == "sqlite" else "payload::text"
+
+
+def parse_raw(rows: list[tuple[int, str, str]]) -> list[StoredEntry]:
+    """(seq, type, payload JSON) rows → entries, one pydantic call per entry type."""
+    groups: dict[str, list[int]] = {}
+    for pos, row in enumerate(rows):
+        groups.setdefault(row[1], []).append(pos)
+    parsed: list = [None] * len(rows)
+    for type_, positions in groups.items():
+        adapter = _ADAPTERS.get(type_)
+        if adapter is None:
+            raise BrokenSessionTree(f"an entry of unknown type {type_!r}")
+        text = "[" + ",".join(rows[p][2] for p in positions) + "]"
+        for p, entry in zip(positions, adapter.validate_json(text), strict=True):
+            parsed[p] = entry
+    return [StoredEntry(row[0], entry) for row, entry in zip(rows, parsed, strict=True)]
+
+
+def raw_rows_by_seq(session_id: str, seqs: list[int]) -> list[tuple[int, str, str]]:
+    """(seq, type, payload JSON) by seq; the seq list goes in as one parameter."""
+    if connection.vendor == "postgresql":
+        sql = (
+            "SELECT seq, type, payload::text FROM store_entry WHERE session_id = %s "
+            "AND seq = ANY(%s) ORDER BY seq"
+        )
+        params: list = [session_id, seqs]
+    else:
+        sql = (
+            "SELECT seq, type, payload FROM store_entry WHERE session_id = %s "
+            "AND seq IN (SELECT value FROM json_each(%s)) ORDER BY seq"
+        )
+        params = [session_id, json.dumps(seqs)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

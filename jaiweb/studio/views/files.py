@@ -1,0 +1,52 @@
+"""Files: a rendered panel, and the active branch as one self-contained episode page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+
+from jaiweb.render.selectors import image_for_viewer
+from jaiweb.studio.selectors import episode_panels
+from jaiweb.studio.views.access import own_session
+
+
+@login_required
+@require_safe
+def episode_export(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The active branch as one self-contained HTML page: panels inlined, no outside links."""
+    session = own_session(request, session_id)
+    panels = episode_panels(session=session)
+    ctx = {"session": session, "panels": panels, "exported_at": timezone.now()}
+    response = render(request, "studio/episode.html", ctx)
+    response["Content-Disposition"] = f'attachment; filename="episode-{session.id}.html"'
+    # Panels are inline SVG data: nothing in the page may run or load from elsewhere.
+    response["Content-Security-Policy"] = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    )
+    return response
+
+
+@require_safe
+def panel_image(request: HttpRequest, image_id: str) -> FileResponse:
+    """A rendered panel: to its owner, or to anyone once it was published to the feed."""
+    viewer = request.user if request.user.is_authenticated else None
+    image = image_for_viewer(image_id=image_id, viewer=viewer)
+    if image is None:
+        raise Http404("no such panel")
+    path = Path(settings.MEDIA_ROOT) / image.path
+    if not path.is_file():
+        raise Http404("no such panel")
+    response = FileResponse(path.open("rb"), content_type=image.content_type)
+    # A panel is a picture, never a page: no script in it may run, whatever it holds.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = (
+        "private, max-age=3600" if image.published_at is None else ("public, max-age=86400")
+    )
+    return response

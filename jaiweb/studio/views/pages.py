@@ -1,0 +1,164 @@
+"""One session's studio: the page, the folded parts of its tree and strip, the inspector."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+from jaiweb.render.selectors import ledger_for, wallet_balance
+from jaiweb.sessions.status import session_status
+from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
+from jaiweb.studio import tree
+from jaiweb.studio.regions import studio_context
+from jaiweb.studio.selectors import characters_of, strip_view
+from jaiweb.studio.views.access import own_session
+from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage, UserMessage
+from journal.errors import UnknownEntry
+
+
+@login_required
+@require_safe
+@never_cache
+def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = own_session(request, session_id)
+    ctx = studio_context(session=session)
+    ctx["max_prompt_chars"] = settings.JAIWEB_MAX_PROMPT_CHARS
+    return render(request, "studio/session.html", ctx)
+
+
+def _position(value: str) -> int:
+    """A position in the tree: 0 … 2**63 - 1. A negative one would count from the end of a
+    Python slice; a larger one overflows SQLite's integers."""
+    number = int(value)
+    if not 0 <= number < 2**63:
+        raise ValueError(f"not a position: {number}")
+    return number
+
+
+@login_required
+@require_safe
+def tree_part(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A folded part of the tree: a fork's branches, or the next page of a long run."""
+    session = own_session(request, session_id)
+    q = request.GET
+    try:
+        if "forks" in q:
+            branches = tree.fork_view(
+                session, parent_id=q["forks"], exclude=q.get("except") or None
+            )
+            ctx = {"session": session, "branches": branches, "leaf_id": session.leaf_id}
+            return render(request, "studio/tree/forks.html", ctx)
+        if "path" in q:
+            start, stop = _position(q["start"]), _position(q["stop"])
+            if stop < start:
+                raise ValueError("start after stop")
+            items = tree.path_page(session, leaf_id=q["path"], start=start, stop=stop)
+        elif "chain" in q:
+            items = tree.chain_view(
+                session, chain=_position(q["chain"]), from_pos=_position(q["from"])
+            )
+        else:
+            return HttpResponse(_("say which part of the tree"), status=422)
+    except (KeyError, ValueError):
+        return HttpResponse(_("a malformed tree request"), status=422)
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    ctx = {"session": session, "tree_items": items, "leaf_id": session.leaf_id}
+    return render(request, "studio/tree/items.html", ctx)
+
+
+@login_required
+@require_safe
+def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The page of panels before ``?before=<entry id>`` on the active branch."""
+    session = own_session(request, session_id)
+    before = request.GET.get("before")
+    if not before:
+        return HttpResponse(_("say which panel to load the panels before"), status=422)
+    try:
+        strip = strip_view(branch_rows(session=session, lazy=True), before=before)
+    except UnknownEntry:
+        raise Http404("no such panel on the active branch") from None
+    return render(request, "studio/strip/panels.html", {"session": session, "strip": strip})
+
+
+@login_required
+@require_safe
+def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """The inspector for one node: its text, tool arguments, and the state at that point."""
+    session = own_session(request, session_id)
+    try:
+        entry = entry_get(session=session, entry_id=entry_id).entry
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    on_path = {r.entry_id for r in branch_rows(session=session, lazy=True)}
+    role, icon, label, image = tree.describe(entry)
+    node = tree.Node(
+        entry.id, entry.parent_id, entry.type, role, icon, label, entry.id in on_path, image
+    )
+    state = app_state_at(session=session, leaf_id=entry.id)
+    ctx = {
+        "session": session,
+        "node": node,
+        "entry": entry,
+        "leaf_id": session.leaf_id or "",
+        "is_leaf": entry.id == session.leaf_id,
+        "characters": characters_of(state),
+        "permission_mode": state.get("permission_mode", "ask"),
+        "can_continue": session_status(session=session).state == "idle"
+        and session.owner_id == request.user.pk,
+        **_entry_details(entry),
+    }
+    return render(request, "studio/inspector.html", ctx)
+
+
+def _entry_details(entry) -> dict:
+    if not isinstance(entry, MessageEntry):
+        if entry.type == "compaction":
+            return {"text": entry.summary}
+        if entry.type == "branch":
+            return {"text": _("Continued from here (left %(leaf)s).") % {"leaf": entry.from_id}}
+        return {}
+    message = entry.message
+    if isinstance(message, UserMessage):
+        return {"text": message.content}
+    if isinstance(message, AssistantMessage):
+        calls = [
+            {
+                "name": c.name,
+                "arguments_json": json.dumps(c.arguments, ensure_ascii=False, indent=2),
+            }
+            for c in message.tool_calls
+        ]
+        return {"text": message.content, "tool_calls": calls}
+    if isinstance(message, ToolResultMessage):
+        details = (
+            json.dumps(message.details, ensure_ascii=False, indent=2) if message.details else ""
+        )
+        return {"text": message.content, "result": message, "details_json": details}
+    return {}
+
+
+@login_required
+@require_safe
+def credits_history(request: HttpRequest) -> HttpResponse:
+    ctx = {
+        "balance": wallet_balance(user=request.user),
+        "ledger": ledger_for(user=request.user),
+    }
+    return render(request, "studio/credits.html", ctx)
+
+
+@require_safe
+def ws_placeholder(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The live socket's address over plain HTTP: it only speaks websocket."""
+    response = HttpResponse(_("This address only speaks websocket."), status=426)
+    response["Upgrade"] = "websocket"
+    return response
