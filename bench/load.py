@@ -10,7 +10,7 @@ It asserts nothing; errors are counted and printed (they must be 0). What it mea
 two setups of the same code:
 * embedded: one ``manage.py studio --port 0`` child (daphne, the in-memory channel layer
   and the in-process runner with its 4 worker threads) on a temp SQLite file;
-* cluster: ``jaiweb.ops.cluster.Cluster(web=2, runners=2)`` (two daphne processes, two
+* cluster: ``jaiweb.devtools.cluster.Cluster(web=2, runners=2)`` (two daphne processes, two
   ``runagents --workers 4``, ``--workers`` to change) on a scratch PostgreSQL database
   ``jaiweb_bench_load`` (127.0.0.1:5432, user postgres; created, then dropped) and Redis
   db 5 (``redis://127.0.0.1:6379/5``, flushed before and after; the tests use 0 and 1).
@@ -915,7 +915,7 @@ def flush_redis() -> None:
 
 
 def run_cluster(args) -> list[Step]:
-    from jaiweb.ops.cluster import Cluster
+    from jaiweb.devtools.cluster import Cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-"))
     pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")

@@ -400,6 +400,7 @@ INSTALLED_APPS = [
     "jaiweb.studio",
     "jaiweb.inbox",
     "jaiweb.ops",
+    "jaiweb.devtools",
 ]
 
 MIDDLEWARE = [

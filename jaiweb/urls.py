@@ -1,3 +1,5 @@
+"""The project's addresses: each app's, under one root."""
+
 from django.contrib import admin
 from django.urls import include, path
 

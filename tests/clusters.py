@@ -1,4 +1,4 @@
-"""A local cluster (jaiweb.ops.cluster) for tests: its database, environment and clients.
+"""A local cluster (jaiweb.devtools.cluster) for tests: its database, environment and clients.
 
 Always on PostgreSQL, whatever the pass: each test module gets a fresh database on the
 server (the one DATABASE_URL names when it is PostgreSQL, else 127.0.0.1:5432 as user
@@ -23,7 +23,7 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 
 from jaiweb.agent.state import DEFAULT_STATE
-from jaiweb.ops.cluster import Cluster
+from jaiweb.devtools.cluster import Cluster
 
 SETUP = """
 import json

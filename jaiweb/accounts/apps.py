@@ -1,3 +1,5 @@
+"""The accounts app: users' sign-up and API tokens."""
+
 from django.apps import AppConfig
 
 

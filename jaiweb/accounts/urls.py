@@ -1,3 +1,5 @@
+"""The accounts' addresses: log in and out, sign up, password, tokens."""
+
 from django.contrib.auth import views as auth_views
 from django.urls import path
 

@@ -1,3 +1,5 @@
+"""Sign-up and the API tokens page."""
+
 from django import forms
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required

@@ -1,3 +1,5 @@
+"""The agent app: the loop, its providers, tools and runners."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""The API's mount point."""
+
 from django.urls import path
 
 from jaiweb.api.api import api

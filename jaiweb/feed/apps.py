@@ -1,3 +1,5 @@
+"""The feed app: it plays the outside service that published panels go to."""
+
 from django.apps import AppConfig
 
 

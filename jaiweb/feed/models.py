@@ -1,3 +1,5 @@
+"""The feed's posts: what the publish webhook received."""
+
 from django.db import models
 
 

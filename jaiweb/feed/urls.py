@@ -1,3 +1,5 @@
+"""The feed's addresses."""
+
 from django.urls import path
 
 from jaiweb.feed import views

@@ -1,3 +1,5 @@
+"""The feed's pages: the signed publish webhook and the public list of posts."""
+
 import json
 
 from django.conf import settings

@@ -1,3 +1,5 @@
+"""The inbox app: the admins' recovery inbox."""
+
 from django.apps import AppConfig
 
 

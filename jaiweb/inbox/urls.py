@@ -1,3 +1,5 @@
+"""The recovery inbox's addresses."""
+
 from django.urls import path
 
 from jaiweb.inbox import views

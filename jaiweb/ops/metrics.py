@@ -156,88 +156,80 @@ def exposition(*, layer: str) -> str:
         [({"state": "running"}, f["running"]), ({"state": "parked"}, f["parked"])]
         + [({"state": outcome}, n) for outcome, n in sorted(f["finished"].items())],
     )
-    out.metric(
-        "jaiweb_operations_waiting_for_runner",
-        "gauge",
-        "Running operations that no runner holds right now (never claimed, released, or "
-        "their lease expired): claimable at once. Staying above 0 means no runner is alive.",
-        [({}, f["waiting"])],
+    # The gauges with one value each: name, help, value.
+    gauges = (
+        (
+            "jaiweb_operations_waiting_for_runner",
+            "Running operations that no runner holds right now (never claimed, released, or "
+            "their lease expired): claimable at once. Staying above 0 means no runner is alive.",
+            f["waiting"],
+        ),
+        (
+            "jaiweb_operation_oldest_running_age_seconds",
+            "Age of the oldest running (unfinished, unparked) operation; 0 when there is none.",
+            f["oldest_running_age"],
+        ),
+        (
+            "jaiweb_operation_claims",
+            "Claims of the stored operations by runners: the sum of their fencing numbers "
+            "(each claim adds 1; a recovery pass's claim counts too).",
+            f["claims"],
+        ),
+        (
+            "jaiweb_operation_reclaims",
+            "Claims beyond each operation's first (sum of fencing - 1): lease takeovers after a "
+            "runner died or its lease expired, plus re-claims after a lease was given back "
+            "(a recovery pass, an inbox resolution, an error in a runner).",
+            f["reclaims"],
+        ),
+        (
+            "jaiweb_operation_records",
+            "Operation Journal records stored.",
+            f["records"],
+        ),
+        (
+            "jaiweb_sessions",
+            "Comic sessions stored.",
+            f["sessions"],
+        ),
+        (
+            "jaiweb_entries",
+            "Session Journal entries stored (the sum of the sessions' entry counts).",
+            f["entries"],
+        ),
+        (
+            "jaiweb_render_charges",
+            "Render charges in the credit ledger (one per render key, ever).",
+            f["charges"],
+        ),
+        (
+            "jaiweb_render_charged_credits",
+            "Credits spent on renders: the sum of the ledger's charges, as a positive number.",
+            f["charged_credits"],
+        ),
+        (
+            "jaiweb_metrics_query_seconds",
+            "Time this scrape spent on the database queries above.",
+            round(query_seconds, 6),
+        ),
+        (
+            "jaiweb_process_start_time_seconds",
+            "When this process started, in seconds since the Unix epoch.",
+            round(_STARTED_AT, 3),
+        ),
+        (
+            "jaiweb_process_uptime_seconds",
+            "Seconds since this process started.",
+            round(max(0.0, time.time() - _STARTED_AT), 3),
+        ),
+        (
+            "jaiweb_websocket_watchers",
+            "Studio websockets open on this process (accepted and not yet closed).",
+            open_websockets(),
+        ),
     )
-    out.metric(
-        "jaiweb_operation_oldest_running_age_seconds",
-        "gauge",
-        "Age of the oldest running (unfinished, unparked) operation; 0 when there is none.",
-        [({}, f["oldest_running_age"])],
-    )
-    out.metric(
-        "jaiweb_operation_claims",
-        "gauge",
-        "Claims of the stored operations by runners: the sum of their fencing numbers "
-        "(each claim adds 1; a recovery pass's claim counts too).",
-        [({}, f["claims"])],
-    )
-    out.metric(
-        "jaiweb_operation_reclaims",
-        "gauge",
-        "Claims beyond each operation's first (sum of fencing - 1): lease takeovers after a "
-        "runner died or its lease expired, plus re-claims after a lease was given back "
-        "(a recovery pass, an inbox resolution, an error in a runner).",
-        [({}, f["reclaims"])],
-    )
-    out.metric(
-        "jaiweb_operation_records",
-        "gauge",
-        "Operation Journal records stored.",
-        [({}, f["records"])],
-    )
-    out.metric(
-        "jaiweb_sessions",
-        "gauge",
-        "Comic sessions stored.",
-        [({}, f["sessions"])],
-    )
-    out.metric(
-        "jaiweb_entries",
-        "gauge",
-        "Session Journal entries stored (the sum of the sessions' entry counts).",
-        [({}, f["entries"])],
-    )
-    out.metric(
-        "jaiweb_render_charges",
-        "gauge",
-        "Render charges in the credit ledger (one per render key, ever).",
-        [({}, f["charges"])],
-    )
-    out.metric(
-        "jaiweb_render_charged_credits",
-        "gauge",
-        "Credits spent on renders: the sum of the ledger's charges, as a positive number.",
-        [({}, f["charged_credits"])],
-    )
-    out.metric(
-        "jaiweb_metrics_query_seconds",
-        "gauge",
-        "Time this scrape spent on the database queries above.",
-        [({}, round(query_seconds, 6))],
-    )
-    out.metric(
-        "jaiweb_process_start_time_seconds",
-        "gauge",
-        "When this process started, in seconds since the Unix epoch.",
-        [({}, round(_STARTED_AT, 3))],
-    )
-    out.metric(
-        "jaiweb_process_uptime_seconds",
-        "gauge",
-        "Seconds since this process started.",
-        [({}, round(max(0.0, time.time() - _STARTED_AT), 3))],
-    )
-    out.metric(
-        "jaiweb_websocket_watchers",
-        "gauge",
-        "Studio websockets open on this process (accepted and not yet closed).",
-        [({}, open_websockets())],
-    )
+    for name, help_text, value in gauges:
+        out.metric(name, "gauge", help_text, [({}, value)])
     out.metric(
         "jaiweb_process_info",
         "gauge",

@@ -1,3 +1,5 @@
+"""The addresses of health and metrics."""
+
 from django.urls import path
 
 from jaiweb.ops import views

@@ -1,3 +1,5 @@
+"""The render app: credits, render jobs and panels (it plays an outside service)."""
+
 from django.apps import AppConfig
 
 

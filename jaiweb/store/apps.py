@@ -1,3 +1,5 @@
+"""The store app: the two journals as tables."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""The studio app: the pages, the tree explorer and the live socket."""
+
 from django.apps import AppConfig
 
 

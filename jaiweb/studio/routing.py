@@ -1,3 +1,5 @@
+"""The studio's websocket address: one consumer per watched session."""
+
 from django.urls import path
 
 from jaiweb.studio import consumers

@@ -1,3 +1,5 @@
+"""The studio's addresses: my sessions, one session's page, its parts and writes."""
+
 from django.urls import path
 
 from jaiweb.studio.views import files, pages, sessions, writes

@@ -19,7 +19,7 @@ import httpx
 import psycopg
 import pytest
 
-from jaiweb.ops.cluster import Cluster
+from jaiweb.devtools.cluster import Cluster
 from tests.clusters import SETUP
 
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 """Scale-out end to end, in Chromium: two daphne processes and runner processes on
-PostgreSQL + Redis (jaiweb.ops.cluster).
+PostgreSQL + Redis (jaiweb.devtools.cluster).
 
 The browser watches a session on web A; the prompt is posted through web B; the run
 executes in a runner process, which is killed (SIGKILL) inside the paid render. Another
@@ -18,7 +18,7 @@ from datetime import datetime
 
 import pytest
 
-from jaiweb.ops.cluster import Cluster
+from jaiweb.devtools.cluster import Cluster
 from tests.clusters import SETUP, Api, lease_of, metrics, wait_until
 from tests.e2e.conftest import VIEWPORT
 from tests.e2e.helpers import panels, wait_ws_open

@@ -20,7 +20,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from jaiweb.ops.cluster import ROOT, Cluster
+from jaiweb.devtools.cluster import ROOT, Cluster
 from tests.clusters import SETUP, wait_until
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from jaiweb.ops.cluster import ROOT, Cluster, ClusterError
+from jaiweb.devtools.cluster import ROOT, Cluster, ClusterError
 from tests.clusters import (
     SETUP,
     Api,

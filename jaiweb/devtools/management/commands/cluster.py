@@ -17,7 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jaiweb.ops.cluster import Cluster, ClusterError
+from jaiweb.devtools.cluster import Cluster, ClusterError
 
 
 class Command(BaseCommand):
