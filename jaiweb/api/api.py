@@ -16,7 +16,7 @@ from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 from pydantic_core import to_jsonable_python
 
-from jaiweb.api import inbox, operations, sessions, wallet
+from jaiweb.api import branches, inbox, operations, sessions, wallet
 from jaiweb.api.auth import AUTH
 from jaiweb.api.errors import install_error_handlers
 from jaiweb.api.openapi import document_json_values
@@ -50,5 +50,5 @@ api = JaiwebAPI(
     renderer=JournalJSONRenderer(),
 )
 install_error_handlers(api)
-for module in (sessions, operations, inbox, wallet):
+for module in (sessions, branches, operations, inbox, wallet):
     api.add_router("", module.router)

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from jaiweb.agent.tools.character import max_length
 from journal.appstate import AppState
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
 from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
@@ -310,3 +311,74 @@ class LedgerEntryOut(Schema):
 class WalletOut(Schema):
     balance: int
     ledger: list[LedgerEntryOut] = Field(description="newest first")
+
+
+# -- branches -----------------------------------------------------------------------
+
+
+class EffectsOut(Schema):
+    """What entries did outside the journal."""
+
+    credits: int = Field(description="credits the panels drawn here charged")
+    panels: int
+    posts: int = Field(description="panels published to the feed")
+
+
+class ChangeOut(Schema):
+    character: str | None = Field(description="null: the permission mode")
+    field: str
+    before: str | None = Field(description="null: the character is not there")
+    after: str | None
+
+
+class BranchSideOut(Schema):
+    node_id: str | None
+    entries: list[EntryOut] = Field(description="from the fork point on, root → node")
+    app_state: dict[str, Any] = Field(description="the state at the node")
+    effects: EffectsOut
+
+
+class ComparisonOut(Schema):
+    fork_id: str | None = Field(description="the last entry both share; null: none")
+    left: BranchSideOut
+    right: BranchSideOut
+    changes: list[ChangeOut] = Field(description="left's state → right's")
+
+
+class RewindPreviewOut(Schema):
+    target_id: str
+    changes: list[ChangeOut] = Field(description="what rolls back: the state now → at the target")
+    left_behind: int = Field(description="entries of the current branch past the fork point")
+    stays: EffectsOut = Field(description="what they spent and published stays so")
+
+
+class AppStateOut(Schema):
+    entry_id: str | None
+    app_state: dict[str, Any]
+
+
+class StateWriteOut(Schema):
+    leaf_id: str
+    app_state: dict[str, Any]
+
+
+def _character_field(name: str, *, required: bool = False) -> Any:
+    """The set_character_state tool's own limit for the field."""
+    return Field(default=... if required else None, min_length=1, max_length=max_length(name))
+
+
+class CharacterIn(BodyIn):
+    """One character edited by hand, as the set_character_state tool would."""
+
+    name: Text = _character_field("character", required=True)
+    buff: Text | None = _character_field("buff")
+    skill: Text | None = _character_field("skill")
+    mood: Text | None = _character_field("mood")
+    expected_leaf_id: Id | None = Field(
+        default=None, description="the leaf the caller saw; refused (409) when it moved"
+    )
+
+
+class PermissionModeIn(BodyIn):
+    mode: Literal["ask", "auto"]
+    expected_leaf_id: Id | None = None

@@ -134,6 +134,21 @@ MATRIX: dict[tuple[str, str], Case] = {
     ("POST", "/sessions/{session_id}/stop"): write(
         lambda w: (f"/sessions/{w.running.id}/stop", {}), 202
     ),
+    ("GET", "/sessions/{session_id}/compare"): read(
+        lambda w: (f"/sessions/{w.idle.id}/compare?left={w.root_id}&right={w.idle.leaf_id}", None)
+    ),
+    ("GET", "/sessions/{session_id}/entries/{entry_id}/rewind-preview"): read(
+        lambda w: (f"/sessions/{w.idle.id}/entries/{w.root_id}/rewind-preview", None)
+    ),
+    ("GET", "/sessions/{session_id}/state"): read(
+        lambda w: (f"/sessions/{w.idle.id}/state?at={w.root_id}", None)
+    ),
+    ("POST", "/sessions/{session_id}/characters"): write(
+        lambda w: (f"/sessions/{w.idle.id}/characters", {"name": "猪猪侠", "mood": "开心"}), 200
+    ),
+    ("POST", "/sessions/{session_id}/permission-mode"): write(
+        lambda w: (f"/sessions/{w.idle.id}/permission-mode", {"mode": "auto"}), 200
+    ),
     ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
     ("POST", "/operations/{operation_id}/approvals"): write(
         lambda w: (

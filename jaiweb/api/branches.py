@@ -1,0 +1,108 @@
+"""/sessions/{id}/… on the tree's branches: compare two, preview a rewind, the state at a
+node, and the hand edits of the state (characters, permission mode)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.http import HttpRequest
+from ninja import Router
+
+from jaiweb.api.schemas import (
+    AppStateOut,
+    CharacterIn,
+    ComparisonOut,
+    ErrorOut,
+    PermissionModeIn,
+    RewindPreviewOut,
+    StateWriteOut,
+)
+from jaiweb.api.selectors import entries_out
+from jaiweb.sessions.access import session_for
+from jaiweb.sessions.commands import character_set, permission_mode_set
+from jaiweb.store.comparisons import branches_compare, rewind_preview_at
+from jaiweb.store.selectors import app_state_at
+from journal.jsonvalues import Id
+
+router = Router(tags=["branches"])
+
+E404 = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut}
+
+
+@router.get("/sessions/{session_id}/compare", response={200: ComparisonOut, **E404})
+def compare_branches(request: HttpRequest, session_id: str, left: Id, right: Id):
+    """The branches ending at ``left`` and ``right`` side by side from where they part: their
+    entries, the state at each end and what differs, and what each spent and published."""
+    session = session_for(user=request.auth, session_id=session_id)
+    got = branches_compare(session=session, left_id=left, right_id=right)
+    c = got.comparison
+
+    def side(s, rows):
+        return {
+            "node_id": s.node_id,
+            "entries": entries_out(rows),
+            "app_state": s.state,
+            "effects": asdict(s.effects),
+        }
+
+    return {
+        "fork_id": c.fork_id,
+        "left": side(c.left, got.left_rows),
+        "right": side(c.right, got.right_rows),
+        "changes": [asdict(change) for change in c.changes],
+    }
+
+
+@router.get(
+    "/sessions/{session_id}/entries/{entry_id}/rewind-preview",
+    response={200: RewindPreviewOut, **E404},
+)
+def preview_rewind(request: HttpRequest, session_id: str, entry_id: str):
+    """What "continue from here" at ``entry_id`` would roll back (each character's state,
+    the permission mode) and what it would not (credits spent, posts published)."""
+    session = session_for(user=request.auth, session_id=session_id)
+    preview = rewind_preview_at(session=session, target_id=entry_id)
+    return {
+        "target_id": preview.target_id,
+        "changes": [asdict(change) for change in preview.changes],
+        "left_behind": preview.left_behind,
+        "stays": asdict(preview.stays),
+    }
+
+
+@router.get("/sessions/{session_id}/state", response={200: AppStateOut, **E404})
+def read_state(request: HttpRequest, session_id: str, at: Id | None = None):
+    """The app state at a node (default: the leaf)."""
+    session = session_for(user=request.auth, session_id=session_id)
+    node = at or session.leaf_id
+    return {"entry_id": node, "app_state": app_state_at(session=session, leaf_id=node)}
+
+
+@router.post("/sessions/{session_id}/characters", response={200: StateWriteOut, **E409})
+def edit_character(request: HttpRequest, session_id: str, body: CharacterIn):
+    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf; 409 unless
+    idle, or when ``expected_leaf_id`` is not the leaf (left out: the leaf as it is now)."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    fields = {k: v for k in ("buff", "skill", "mood") if (v := getattr(body, k)) is not None}
+    state = character_set(
+        session=session,
+        name=body.name,
+        fields=fields,
+        expected_leaf_id=body.expected_leaf_id or session.leaf_id,
+    )
+    session.refresh_from_db(fields=["leaf_id"])
+    return {"leaf_id": session.leaf_id, "app_state": state}
+
+
+@router.post("/sessions/{session_id}/permission-mode", response={200: StateWriteOut, **E409})
+def set_permission_mode(request: HttpRequest, session_id: str, body: PermissionModeIn):
+    """Ask before paid tools (``ask``) or not (``auto``): app state, so a rewind brings the
+    old mode back; 409 unless idle, or when ``expected_leaf_id`` (default: the leaf as it is
+    now) is not the leaf."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    state = permission_mode_set(
+        session=session, mode=body.mode, expected_leaf_id=body.expected_leaf_id or session.leaf_id
+    )
+    session.refresh_from_db(fields=["leaf_id"])
+    return {"leaf_id": session.leaf_id, "app_state": state}

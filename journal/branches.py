@@ -1,0 +1,157 @@
+"""What branches hold and cost: two branches compared, and what a rewind would roll back.
+
+All of it is a fold of paths (root → node lists of entries) the caller has read: the
+credits a panel charged and the posts it made are in its tool result, so neither needs
+the ledger or the feed. Nothing here changes a journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from journal.entries import AppStateEntry, Entry, MessageEntry, ToolResultMessage
+
+CHARACTER_FIELDS = ("buff", "skill", "mood")
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """What entries did outside the journal: credits charged, panels drawn, posts published."""
+
+    credits: int = 0
+    panels: int = 0
+    posts: int = 0
+
+    def __add__(self, other: Effects) -> Effects:
+        return Effects(
+            self.credits + other.credits, self.panels + other.panels, self.posts + other.posts
+        )
+
+
+NO_EFFECTS = Effects()
+
+
+def entry_effects(entry: Entry) -> Effects:
+    """One entry's effects: a drawn panel's charge (none when the render service answered
+    with a result it had already charged for), a publication."""
+    if not isinstance(entry, MessageEntry):
+        return NO_EFFECTS
+    message = entry.message
+    if not isinstance(message, ToolResultMessage) or message.is_error:
+        return NO_EFFECTS
+    details = message.details or {}
+    if message.tool_name == "generate_image" and details.get("image_id"):
+        charged = 0 if details.get("replayed") else int(details.get("cost") or 0)
+        return Effects(credits=charged, panels=1)
+    if message.tool_name == "publish_panel":
+        return Effects(posts=1)
+    return NO_EFFECTS
+
+
+def effects_of(entries: Iterable[Entry]) -> Effects:
+    total = NO_EFFECTS
+    for entry in entries:
+        total += entry_effects(entry)
+    return total
+
+
+def state_on(path: Sequence[Entry], initial: dict) -> dict:
+    """The app state at the end of a path: its last ``app_state`` entry's, or ``initial``."""
+    for entry in reversed(path):
+        if isinstance(entry, AppStateEntry):
+            return entry.value
+    return initial
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One value that differs: a character's field (``character`` set), or the permission
+    mode (``character`` None, ``field`` "permission_mode"). None: not there."""
+
+    character: str | None
+    field: str
+    before: str | None
+    after: str | None
+
+
+def state_changes(before: dict, after: dict) -> list[Change]:
+    """Every character field and the permission mode that differ, in a stable order."""
+    changes: list[Change] = []
+    old, new = before.get("characters") or {}, after.get("characters") or {}
+    for name in sorted(set(old) | set(new)):
+        a, b = old.get(name), new.get(name)
+        for key in CHARACTER_FIELDS:
+            was = None if a is None else str(a.get(key, ""))
+            now = None if b is None else str(b.get(key, ""))
+            if was != now:
+                changes.append(Change(name, key, was, now))
+    mode_before, mode_after = before.get("permission_mode"), after.get("permission_mode")
+    if mode_before != mode_after:
+        changes.append(Change(None, "permission_mode", mode_before, mode_after))
+    return changes
+
+
+def common_prefix(left: Sequence[Entry], right: Sequence[Entry]) -> int:
+    """How many entries two root → node paths share (the fork point is the last of them)."""
+    n = 0
+    for a, b in zip(left, right, strict=False):
+        if a.id != b.id:
+            break
+        n += 1
+    return n
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One branch from the fork point on: its entries, the state at its end, its effects."""
+
+    node_id: str | None
+    entries: list[Entry]
+    state: dict
+    effects: Effects
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    fork_id: str | None  # None: the two share no entry (different roots)
+    left: Side
+    right: Side
+    changes: list[Change] = field(default_factory=list)  # left's state → right's
+
+
+def compare_branches(left: Sequence[Entry], right: Sequence[Entry], initial: dict) -> Comparison:
+    """Two root → node paths side by side from where they part."""
+    shared = common_prefix(left, right)
+    fork_id = left[shared - 1].id if shared else None
+
+    def side(path: Sequence[Entry]) -> Side:
+        tail = list(path[shared:])
+        return Side(path[-1].id if path else None, tail, state_on(path, initial), effects_of(tail))
+
+    a, b = side(left), side(right)
+    return Comparison(fork_id, a, b, state_changes(a.state, b.state))
+
+
+@dataclass(frozen=True, slots=True)
+class RewindPreview:
+    """What continuing from ``target_id`` rolls back (the state) and what it does not (what
+    the part of the branch left behind spent and published stays spent and published)."""
+
+    target_id: str
+    changes: list[Change]  # the state now → the state at the target
+    left_behind: int  # entries of the current branch after the fork point
+    stays: Effects
+
+
+def rewind_preview(
+    current: Sequence[Entry], target: Sequence[Entry], initial: dict
+) -> RewindPreview:
+    """``current``: root → the leaf; ``target``: root → the node to continue from."""
+    comparison = compare_branches(current, target, initial)
+    return RewindPreview(
+        target_id=target[-1].id,
+        changes=comparison.changes,
+        left_behind=len(comparison.left.entries),
+        stays=comparison.left.effects,
+    )
