@@ -1,28 +1,35 @@
-"""/sessions/{id}/… on the tree's branches: compare two, preview a rewind, the state at a
-node, and the hand edits of the state (characters, permission mode)."""
+"""/sessions/{id}/… tools on the tree: compare two branches, preview a rewind, the state at
+a node, the hand edits of the state (characters, permission mode), labels and search."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Annotated
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Router, Status
+from pydantic import Field
 
 from jaiweb.api.schemas import (
     AppStateOut,
     CharacterIn,
     ComparisonOut,
     ErrorOut,
+    LabelIn,
+    LabelOut,
     PermissionModeIn,
     RewindPreviewOut,
+    SearchHitOut,
     StateWriteOut,
 )
 from jaiweb.api.selectors import entries_out
 from jaiweb.sessions.access import session_for
 from jaiweb.sessions.commands import character_set, permission_mode_set
 from jaiweb.store.comparisons import branches_compare, rewind_preview_at
+from jaiweb.store.labels import label_add, label_remove, labels_of
+from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import app_state_at
-from journal.jsonvalues import Id
+from journal.jsonvalues import Id, Text
 
 router = Router(tags=["branches"])
 
@@ -106,3 +113,42 @@ def set_permission_mode(request: HttpRequest, session_id: str, body: PermissionM
     )
     session.refresh_from_db(fields=["leaf_id"])
     return {"leaf_id": session.leaf_id, "app_state": state}
+
+
+@router.get("/sessions/{session_id}/labels", response={200: list[LabelOut], **E404})
+def list_labels(request: HttpRequest, session_id: str):
+    """Every label and bookmark on the session's nodes, oldest first."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return [asdict(label) for label in labels_of(session_id=session.id)]
+
+
+@router.post("/sessions/{session_id}/labels", response={201: LabelOut, **E409})
+def add_label(request: HttpRequest, session_id: str, body: LabelIn):
+    """Label or bookmark a node (any node, on any branch; a rewind never moves it)."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    label = label_add(session_id=session.id, entry_id=body.entry_id, text=body.text, kind=body.kind)
+    return Status(201, asdict(label))
+
+
+@router.delete(
+    "/sessions/{session_id}/labels/{label_id}",
+    response={204: None, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+)
+def remove_label(
+    request: HttpRequest, session_id: str, label_id: Annotated[int, Field(ge=1, le=2**63 - 1)]
+):
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    label_remove(session_id=session.id, label_id=label_id)
+    return Status(204, None)
+
+
+@router.get("/sessions/{session_id}/search", response={200: list[SearchHitOut], **E404})
+def search_session(
+    request: HttpRequest,
+    session_id: str,
+    q: Annotated[Text, Field(min_length=1, max_length=QUERY_MAX)],
+):
+    """The whole tree, abandoned branches too: prompts, narration, character states and
+    labels, in append order; each hit names its node."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return [asdict(hit) for hit in session_search(session=session, query=q)]

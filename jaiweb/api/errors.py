@@ -19,6 +19,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from jaiweb.store.conflicts import is_conflict
 from jaiweb.store.errors import (
+    LabelNotFound,
     OperationNotFound,
     PromptRateLimited,
     PromptTooLong,
@@ -34,6 +35,7 @@ NOT_FOUND = {
     SessionNotFound: "no such session",
     OperationNotFound: "no such operation",
     UnknownEntry: "no such entry",
+    LabelNotFound: "no such label",
 }
 
 
@@ -105,7 +107,7 @@ def install_error_handlers(api: NinjaAPI) -> None:
         # what a client needs to act on it.
         status = exc.http_status
         if status == 404:
-            detail = next(d for cls, d in NOT_FOUND.items() if isinstance(exc, cls))
+            detail = next((d for cls, d in NOT_FOUND.items() if isinstance(exc, cls)), "not found")
             return error_response(api, request, 404, "not_found", detail)
         if isinstance(exc, PromptTooLong):
             return error_response(api, request, status, exc.code, f"text: {exc}", field="text")

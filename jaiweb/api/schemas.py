@@ -382,3 +382,26 @@ class CharacterIn(BodyIn):
 class PermissionModeIn(BodyIn):
     mode: Literal["ask", "auto"]
     expected_leaf_id: Id | None = None
+
+
+class LabelIn(BodyIn):
+    entry_id: Id
+    kind: Literal["label", "bookmark"] = "label"
+    text: Annotated[Text, Field(max_length=80)] = Field(
+        default="", description="a label's words (a bookmark's may be empty)"
+    )
+
+
+class LabelOut(Schema):
+    id: int
+    entry_id: str
+    kind: Literal["label", "bookmark"]
+    text: str
+    created_at: datetime
+
+
+class SearchHitOut(Schema):
+    entry_id: str
+    seq: int | None = Field(description="null for a label (its node's seq is not read)")
+    where: Literal["prompt", "narration", "state", "summary", "label"]
+    text: str = Field(description="the matching text, cut around the match")

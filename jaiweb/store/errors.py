@@ -32,6 +32,15 @@ class OperationNotFound(StoreError):
         super().__init__(f"no operation {operation_id!r}")
 
 
+class LabelNotFound(StoreError):
+    code = "not_found"
+    http_status = 404
+
+    def __init__(self, label_id: object):
+        self.label_id = label_id
+        super().__init__(f"no label {label_id!r}")
+
+
 class StaleLeaf(StoreError):
     """The append named a leaf that is no longer the session's leaf."""
 

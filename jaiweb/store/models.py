@@ -213,3 +213,33 @@ class OperationRecord(AppendOnlyModel):
 
     def to_journal(self) -> JournalRecord:
         return parse_record(self.payload)
+
+
+class Label(models.Model):
+    """A person's label or bookmark on a node: beside the journal, not in it.
+
+    A label names a node, not a moment of the story, so it is not an entry: an entry would
+    sit on a path, move the leaf and roll back with a rewind, and a label must stay on its
+    node whichever branch is active. Being no fact of the story, a label may be removed;
+    the journals stay append-only. Exports carry labels beside the entries.
+    """
+
+    KINDS = ("label", "bookmark")
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="labels")
+    entry_id = models.CharField(max_length=128)
+    kind = models.CharField(max_length=16, default="label")
+    text = models.CharField(max_length=80, blank=True)  # a bookmark's may be empty
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["session", "entry_id"], name="label_node")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "entry_id", "kind", "text"], name="one_label_per_text"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.text!r} on {self.entry_id}"

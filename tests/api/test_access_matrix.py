@@ -64,6 +64,12 @@ class World:
         """An operation with a parked publish_panel call_1, waiting for staff."""
         return park_a_call(self._session("parked"))
 
+    @cached_property
+    def label_id(self) -> int:
+        from jaiweb.store.labels import label_add
+
+        return label_add(session_id=self.idle.id, entry_id=self.root_id, text="书签").id
+
     def op(self) -> str:
         self.idle  # noqa: B018 - makes the finished operation
         return self.finished_op
@@ -148,6 +154,18 @@ MATRIX: dict[tuple[str, str], Case] = {
     ),
     ("POST", "/sessions/{session_id}/permission-mode"): write(
         lambda w: (f"/sessions/{w.idle.id}/permission-mode", {"mode": "auto"}), 200
+    ),
+    ("GET", "/sessions/{session_id}/labels"): read(
+        lambda w: (f"/sessions/{w.idle.id}/labels", None)
+    ),
+    ("POST", "/sessions/{session_id}/labels"): write(
+        lambda w: (f"/sessions/{w.idle.id}/labels", {"entry_id": w.root_id, "text": "开头"}), 201
+    ),
+    ("DELETE", "/sessions/{session_id}/labels/{label_id}"): write(
+        lambda w: (f"/sessions/{w.idle.id}/labels/{w.label_id}", None), 204
+    ),
+    ("GET", "/sessions/{session_id}/search"): read(
+        lambda w: (f"/sessions/{w.idle.id}/search?q=%E4%BD%A0%E5%A5%BD", None)
     ),
     ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
     ("POST", "/operations/{operation_id}/approvals"): write(

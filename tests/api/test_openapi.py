@@ -38,6 +38,10 @@ BEYOND_CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/state"),
     ("POST", "/api/v1/sessions/{session_id}/characters"),
     ("POST", "/api/v1/sessions/{session_id}/permission-mode"),
+    ("GET", "/api/v1/sessions/{session_id}/labels"),
+    ("POST", "/api/v1/sessions/{session_id}/labels"),
+    ("DELETE", "/api/v1/sessions/{session_id}/labels/{label_id}"),
+    ("GET", "/api/v1/sessions/{session_id}/search"),
 }
 
 

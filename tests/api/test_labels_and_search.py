@@ -1,0 +1,87 @@
+"""/sessions/{id}/labels and /search: labels sit beside the journal; search reads the tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaiweb.store.demo import article_session_create
+from jaiweb.store.models import Entry
+from jaiweb.store.transfer import session_export, session_import
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def article(alice):
+    return article_session_create(owner=alice)
+
+
+def test_a_label_stays_on_its_node_through_a_rewind_and_writes_no_entry(as_alice, article):
+    entries = Entry.objects.filter(session=article).count()
+    got = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e4", "text": "彩蛋"})
+    assert got.status_code == 201, got.content
+    label = got.json()
+    assert (label["entry_id"], label["kind"], label["text"]) == ("e4", "label", "彩蛋")
+    assert as_alice.post(f"/sessions/{article.id}/navigate", {"entry_id": "e4"}).status_code == 200
+    assert as_alice.post(f"/sessions/{article.id}/navigate", {"entry_id": "e6"}).status_code == 200
+    [still] = as_alice.get(f"/sessions/{article.id}/labels").json()
+    assert still == label
+    assert Entry.objects.filter(session=article).count() == entries + 2  # the two rewinds only
+    again = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e4", "text": "彩蛋"})
+    assert again.json()["id"] == label["id"]  # the same label, not a second one
+    gone = as_alice.call("DELETE", f"/sessions/{article.id}/labels/{label['id']}")
+    assert gone.status_code == 204
+    assert as_alice.get(f"/sessions/{article.id}/labels").json() == []
+    missing = as_alice.call("DELETE", f"/sessions/{article.id}/labels/{label['id']}")
+    assert missing.status_code == 404
+
+
+def test_a_bookmark_needs_no_text_but_a_label_does(as_alice, article):
+    ok = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e2", "kind": "bookmark"})
+    assert ok.status_code == 201
+    bad = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e2", "text": "  "})
+    assert bad.status_code == 422
+    unknown = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "zz", "text": "x"})
+    assert unknown.status_code == 404
+
+
+def test_search_finds_prompts_narration_states_and_labels_on_every_branch(as_alice, article):
+    as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e4", "text": "拉肚子彩蛋"})
+
+    def search(q):
+        got = as_alice.get(f"/sessions/{article.id}/search", q=q)
+        assert got.status_code == 200, got.content
+        return [(h["entry_id"], h["where"]) for h in got.json()]
+
+    assert search("擂台") == [("e0", "prompt"), ("e2", "narration")]
+    assert ("e3", "state") in search("拉肚子")  # the abandoned branch's state
+    assert ("e4", "label") in search("拉肚子")
+    assert search("降龙十巴掌")[0] == ("e1", "state")
+    assert search("no such thing") == []
+    assert as_alice.get(f"/sessions/{article.id}/search", q="   ").status_code == 422
+
+
+def test_search_reads_an_imported_session_whatever_its_json_looks_like(alice, as_alice, article):
+    copy = session_import(owner=alice, lines=list(session_export(session=article)))
+    got = as_alice.get(f"/sessions/{copy.id}/search", q="擂台").json()
+    assert [h["entry_id"] for h in got] == ["e0", "e2"]
+
+
+def test_search_is_case_blind_and_takes_like_wildcards_literally(as_alice, alice):
+    from jaiweb.store.services import entry_append, session_create
+    from tests.journal.factories import user
+
+    session = session_create(owner=alice, title="t")
+    entry_append(
+        session_id=session.id,
+        entries=[user("a", None, "Pig-Man eats 100% of the Lollipop_X")],
+        expected_leaf_id=None,
+    )
+
+    def ids(q):
+        return [h["entry_id"] for h in as_alice.get(f"/sessions/{session.id}/search", q=q).json()]
+
+    assert ids("lollipop") == ["a"] and ids("PIG-MAN") == ["a"]
+    assert ids("100%") == ["a"] and ids("0%") == ["a"] and ids("p_x") == ["a"]
+    assert ids("%") == ["a"] and ids("_") == ["a"]
+    assert ids("1000%") == [] and ids("lollipopx") == []
