@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from journal.entries import AppStateEntry, Entry, MessageEntry, ToolResultMessage
+from journal.entries import (
+    AppStateEntry,
+    AssistantMessage,
+    BranchEntry,
+    Entry,
+    MessageEntry,
+    ToolCall,
+    ToolResultMessage,
+)
 
 CHARACTER_FIELDS = ("buff", "skill", "mood")
+PANEL_TOOLS = ("generate_image", "place_panel")  # results that hold a panel of the strip
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +51,7 @@ def entry_effects(entry: Entry) -> Effects:
     if not isinstance(message, ToolResultMessage) or message.is_error:
         return NO_EFFECTS
     details = message.details or {}
-    if message.tool_name == "generate_image" and details.get("image_id"):
+    if message.tool_name in PANEL_TOOLS and details.get("image_id"):
         charged = 0 if details.get("replayed") else int(details.get("cost") or 0)
         return Effects(credits=charged, panels=1)
     if message.tool_name == "publish_panel":
@@ -155,3 +165,82 @@ def rewind_preview(
         left_behind=len(comparison.left.entries),
         stays=comparison.left.effects,
     )
+
+
+def straightened(path: list[Entry]) -> list[Entry]:
+    """The path as one straight branch: its rewinds' ``branch`` entries are left out (the
+    branch they left is not copied), and the entry after each hangs on what it pointed to."""
+    copied: list[Entry] = []
+    skip: dict[str, str | None] = {}  # a left-out branch entry → the node it stood for
+    for entry in path:
+        parent = entry.parent_id
+        while parent in skip:
+            parent = skip[parent]
+        if isinstance(entry, BranchEntry):
+            skip[entry.id] = parent
+            continue
+        copied.append(
+            entry if parent == entry.parent_id else entry.model_copy(update={"parent_id": parent})
+        )
+    return copied
+
+
+def panel_image_of(entry: Entry) -> str | None:
+    """The image of a panel entry (a drawn or a placed panel's result), else None."""
+    if not isinstance(entry, MessageEntry):
+        return None
+    message = entry.message
+    if not isinstance(message, ToolResultMessage) or message.is_error:
+        return None
+    if message.tool_name not in PANEL_TOOLS:
+        return None
+    image = (message.details or {}).get("image_id")
+    return image if isinstance(image, str) else None
+
+
+def cherry_pick_entries(
+    panel: Entry,
+    *,
+    leaf_id: str,
+    ids: tuple[str, str, str],
+    now: datetime,
+    state: dict | None = None,
+) -> list[Entry]:
+    """The entries that put an existing panel on the branch at ``leaf_id``: a placement (an
+    assistant message calling ``place_panel``, and its result naming the same image and
+    where it came from), and, with ``state``, that panel's state as an ``app_state`` entry.
+    Nothing is drawn or charged: the result says so (cost 0)."""
+    image = panel_image_of(panel)
+    if image is None:
+        raise ValueError(f"entry {panel.id!r} is not a panel")
+    call_entry, result_entry, state_entry = ids
+    call_id = f"pick_{call_entry}"
+    arguments = {"image_id": image, "from_entry_id": panel.id}
+    placed = [
+        MessageEntry(
+            id=call_entry,
+            parent_id=leaf_id,
+            timestamp=now,
+            message=AssistantMessage(
+                content="",
+                tool_calls=[ToolCall(id=call_id, name="place_panel", arguments=arguments)],
+                stop_reason="tool_use",
+            ),
+        ),
+        MessageEntry(
+            id=result_entry,
+            parent_id=call_entry,
+            timestamp=now,
+            message=ToolResultMessage(
+                tool_call_id=call_id,
+                tool_name="place_panel",
+                content="panel placed from another branch (not drawn again, not charged)",
+                details={**arguments, "cost": 0},
+            ),
+        ),
+    ]
+    if state is not None:
+        placed.append(
+            AppStateEntry(id=state_entry, parent_id=result_entry, timestamp=now, value=state)
+        )
+    return placed

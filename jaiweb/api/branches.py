@@ -13,17 +13,30 @@ from pydantic import Field
 from jaiweb.api.schemas import (
     AppStateOut,
     CharacterIn,
+    CherryPickIn,
+    CherryPickOut,
     ComparisonOut,
     ErrorOut,
+    ForkIn,
     LabelIn,
     LabelOut,
     PermissionModeIn,
+    PromptOut,
+    RegenerateIn,
+    ResendIn,
     RewindPreviewOut,
     SearchHitOut,
+    SessionOut,
     StateWriteOut,
 )
-from jaiweb.api.selectors import entries_out
+from jaiweb.api.selectors import entries_out, session_detail
 from jaiweb.sessions.access import session_for
+from jaiweb.sessions.branch_commands import (
+    panel_cherry_pick,
+    prompt_resend,
+    reply_regenerate,
+    session_fork,
+)
 from jaiweb.sessions.commands import character_set, permission_mode_set
 from jaiweb.store.comparisons import branches_compare, rewind_preview_at
 from jaiweb.store.labels import label_add, label_remove, labels_of
@@ -152,3 +165,66 @@ def search_session(
     labels, in append order; each hit names its node."""
     session = session_for(user=request.auth, session_id=session_id)
     return [asdict(hit) for hit in session_search(session=session, query=q)]
+
+
+@router.post("/sessions/{session_id}/fork", response={201: SessionOut, **E409})
+def fork_session(request: HttpRequest, session_id: str, body: ForkIn):
+    """A new session with this one's path root → ``entry_id`` as its one branch (rewinds on
+    the way left out); where it came from is in its ``origin``."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    fork = session_fork(
+        session=session, user=request.auth, entry_id=body.entry_id, title=body.title
+    )
+    return Status(201, session_detail(session=fork))
+
+
+@router.post(
+    "/sessions/{session_id}/entries/{entry_id}/resend",
+    response={202: PromptOut, 429: ErrorOut, **E409},
+)
+def resend_prompt(request: HttpRequest, session_id: str, entry_id: str, body: ResendIn):
+    """Edit the prompt ``entry_id`` and send it again: a branch at its parent with the new
+    text (the old branch stays). 409 unless idle; 422 for anything but a later prompt."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    accepted = prompt_resend(
+        session=session,
+        user=request.auth,
+        entry_id=entry_id,
+        text=body.text,
+        expected_leaf_id=body.expected_leaf_id,
+    )
+    return Status(202, accepted)
+
+
+@router.post(
+    "/sessions/{session_id}/entries/{entry_id}/regenerate",
+    response={202: PromptOut, 429: ErrorOut, **E409},
+)
+def regenerate_reply(request: HttpRequest, session_id: str, entry_id: str, body: RegenerateIn):
+    """Another reply to the prompt of ``entry_id``'s turn, as a sibling branch. 409 unless
+    idle."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    accepted = reply_regenerate(
+        session=session,
+        user=request.auth,
+        entry_id=entry_id,
+        expected_leaf_id=body.expected_leaf_id,
+    )
+    return Status(202, accepted)
+
+
+@router.post(
+    "/sessions/{session_id}/entries/{entry_id}/cherry-pick",
+    response={200: CherryPickOut, **E409},
+)
+def cherry_pick_panel(request: HttpRequest, session_id: str, entry_id: str, body: CherryPickIn):
+    """Put the panel ``entry_id`` (from any branch) on the active branch: never drawn or
+    charged again; with ``take_state`` its state comes too. 409 unless idle."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    leaf = panel_cherry_pick(
+        session=session,
+        entry_id=entry_id,
+        expected_leaf_id=body.expected_leaf_id,
+        take_state=body.take_state,
+    )
+    return {"leaf_id": leaf}

@@ -405,3 +405,25 @@ class SearchHitOut(Schema):
     seq: int | None = Field(description="null for a label (its node's seq is not read)")
     where: Literal["prompt", "narration", "state", "summary", "label"]
     text: str = Field(description="the matching text, cut around the match")
+
+
+class ForkIn(BodyIn):
+    entry_id: Id = Field(description="the node the new session's branch ends at")
+    title: Title | None = Field(default=None, description="default: this session's title")
+
+
+class ResendIn(PromptIn):
+    """The edited prompt; ``expected_leaf_id`` as for a prompt (409 when the leaf moved)."""
+
+
+class RegenerateIn(BodyIn):
+    expected_leaf_id: Id | None = None
+
+
+class CherryPickIn(BodyIn):
+    take_state: bool = Field(default=False, description="bring that panel's state too")
+    expected_leaf_id: Id | None = Field(default=None, description="default: the leaf as it is now")
+
+
+class CherryPickOut(Schema):
+    leaf_id: str

@@ -68,14 +68,14 @@ def watchers_notify(session_id: str, event: dict[str, Any] | None = None) -> Non
     transaction.on_commit(send)
 
 
-def _runners_wake() -> None:
+def runners_wake() -> None:
     """When the transaction commits: this process's runners now, and every other
     process's through the database (PostgreSQL), instead of at their next poll."""
     work_announce()
     transaction.on_commit(wake_local_runners)
 
 
-def _rate_check(user_id: Any, now: float) -> None:
+def prompt_rate_check(user_id: Any, now: float) -> None:
     limit = settings.JAIWEB_PROMPTS_PER_MINUTE
     minute = int(now // 60)
     key = f"jaiweb:prompts:{user_id}:{minute}"
@@ -94,7 +94,7 @@ def prompt_submit(
 ) -> Accepted:
     """A prompt from the session's owner: a new run on an idle session, steering otherwise;
     ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw."""
-    _rate_check(user.pk, time.time())
+    prompt_rate_check(user.pk, time.time())
     return _prompt_accept(session, user, text, expected_leaf_id)
 
 
@@ -107,7 +107,7 @@ def _prompt_accept(session, user, text, expected_leaf_id) -> Accepted:
             by=f"user:{user.pk}",
             expected_leaf_id=expected_leaf_id,
         )
-        _runners_wake()
+        runners_wake()
         watchers_notify(session.id)
     return accepted
 
@@ -140,7 +140,7 @@ def session_stop(*, session: ComicSession, user: Any) -> str:
 def _stop_request(op: Operation, user: Any) -> None:
     with transaction.atomic():
         operation_stop_request(operation_id=op.id, by=f"user:{user.pk}")
-        _runners_wake()  # a run waiting for an approval holds no runner: one must come
+        runners_wake()  # a run waiting for an approval holds no runner: one must come
         watchers_notify(op.session_id)
 
 
@@ -161,7 +161,7 @@ def approval_decide(
             by=f"user:{user.pk}",
             auto_from_now=auto_from_now,
         )
-        _runners_wake()  # the run was handed back while it waited for this decision
+        runners_wake()  # the run was handed back while it waited for this decision
         watchers_notify(operation.session_id)
 
 
@@ -185,7 +185,7 @@ def inbox_call_resolve(
             reason=reason,
             result=result,
         )
-        _runners_wake()
+        runners_wake()
         watchers_notify(operation.session_id)
 
 

@@ -69,6 +69,9 @@ class ComicSession(models.Model):
     deleting = models.BooleanField(default=False)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    # Where the session came from, when not made empty: {"forked_from": {"session_id",
+    # "entry_id"}} for a fork. Written once, at creation.
+    origin = models.JSONField(null=True, blank=True)
 
     # No index may cover leaf_id, entry_count or updated_at: every append rewrites them,
     # and on PostgreSQL an unindexed update stays on its page (HOT), which keeps appends cheap.

@@ -16,7 +16,7 @@ import pytest
 
 from jaiweb.api.api import api
 from jaiweb.store.selectors import branch_get
-from jaiweb.store.services import session_create
+from jaiweb.store.services import entry_append, session_create
 from tests.api.conftest import Api, api_for, await_approval, park_a_call, run_to_the_end, start_run
 
 pytestmark = pytest.mark.django_db
@@ -65,6 +65,36 @@ class World:
         return park_a_call(self._session("parked"))
 
     @cached_property
+    def turns(self):
+        """Two finished turns: the second prompt can be edited, its reply regenerated."""
+        session = self._session("turns")
+        run_to_the_end(session, "第一格", "好的")
+        run_to_the_end(session, "第二格", "好的")
+        return session
+
+    @cached_property
+    def second_prompt(self) -> str:
+        prompts = [e for e in branch_get(session=self.turns) if e.message.role == "user"]
+        return prompts[1].id
+
+    @cached_property
+    def panelled(self):
+        """A session whose branch holds a drawn panel (e_panel)."""
+        from tests.journal.factories import assistant, panel, user
+
+        session = self._session("panelled")
+        entry_append(
+            session_id=session.id,
+            entries=[
+                user("e_ask", None, "画"),
+                assistant("e_call", "e_ask", calls=[("c_e_panel", "generate_image")]),
+                panel("e_panel", "e_call"),
+            ],
+            expected_leaf_id=None,
+        )
+        return session
+
+    @cached_property
     def label_id(self) -> int:
         from jaiweb.store.labels import label_add
 
@@ -76,7 +106,9 @@ class World:
 
     def ids(self) -> list[str]:
         """Every session and operation id made so far."""
-        found = [v.id for k, v in vars(self).items() if k in ("idle", "running")]
+        found = [
+            v.id for k, v in vars(self).items() if k in ("idle", "running", "turns", "panelled")
+        ]
         found += [vars(self)[k] for k in ("awaiting", "parked", "finished_op") if k in vars(self)]
         return found
 
@@ -166,6 +198,19 @@ MATRIX: dict[tuple[str, str], Case] = {
     ),
     ("GET", "/sessions/{session_id}/search"): read(
         lambda w: (f"/sessions/{w.idle.id}/search?q=%E4%BD%A0%E5%A5%BD", None)
+    ),
+    ("POST", "/sessions/{session_id}/fork"): write(
+        lambda w: (f"/sessions/{w.idle.id}/fork", {"entry_id": w.root_id}), 201
+    ),
+    ("POST", "/sessions/{session_id}/entries/{entry_id}/resend"): write(
+        lambda w: (f"/sessions/{w.turns.id}/entries/{w.second_prompt}/resend", {"text": "改"}),
+        202,
+    ),
+    ("POST", "/sessions/{session_id}/entries/{entry_id}/regenerate"): write(
+        lambda w: (f"/sessions/{w.turns.id}/entries/{w.second_prompt}/regenerate", {}), 202
+    ),
+    ("POST", "/sessions/{session_id}/entries/{entry_id}/cherry-pick"): write(
+        lambda w: (f"/sessions/{w.panelled.id}/entries/e_panel/cherry-pick", {}), 200
     ),
     ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
     ("POST", "/operations/{operation_id}/approvals"): write(

@@ -42,6 +42,10 @@ BEYOND_CONTRACT = {
     ("POST", "/api/v1/sessions/{session_id}/labels"),
     ("DELETE", "/api/v1/sessions/{session_id}/labels/{label_id}"),
     ("GET", "/api/v1/sessions/{session_id}/search"),
+    ("POST", "/api/v1/sessions/{session_id}/fork"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/resend"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/regenerate"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/cherry-pick"),
 }
 
 

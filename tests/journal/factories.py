@@ -91,3 +91,24 @@ def article_entries():
         branch("e5", "e2", "e4", t=5),
         user("e6", "e5", "使出降龙十巴掌拍飞超人强！", t=6),
     ]
+
+
+def panel(id: str, parent: str, *, cost: int = 10, replayed: bool = False, error: bool = False):
+    """A generate_image result holding a panel (``img_<id>``)."""
+    details = {"image_id": f"img_{id}", "cost": cost, "replayed": replayed}
+    message = ToolResultMessage(
+        tool_call_id=f"c_{id}",
+        tool_name="generate_image",
+        content="panel rendered",
+        details=details,
+        is_error=error,
+    )
+    return MessageEntry(id=id, parent_id=parent, timestamp=at(9), message=message)
+
+
+def post(id: str, parent: str):
+    """A publish_panel result."""
+    message = ToolResultMessage(
+        tool_call_id=f"c_{id}", tool_name="publish_panel", content="ok", details={"post_id": "p"}
+    )
+    return MessageEntry(id=id, parent_id=parent, timestamp=at(9), message=message)

@@ -11,28 +11,8 @@ from journal.branches import (
     rewind_preview,
     state_changes,
 )
-from journal.entries import MessageEntry, ToolResultMessage
 from journal.tree import TreeIndex, branch_of
-from tests.journal.factories import INITIAL, KUNG_FU, LAXATIVE, article_entries, at
-
-
-def panel(id: str, parent: str, *, cost: int = 10, replayed: bool = False, error: bool = False):
-    details = {"image_id": f"img_{id}", "cost": cost, "replayed": replayed}
-    message = ToolResultMessage(
-        tool_call_id=f"c_{id}",
-        tool_name="generate_image",
-        content="panel rendered",
-        details=details,
-        is_error=error,
-    )
-    return MessageEntry(id=id, parent_id=parent, timestamp=at(9), message=message)
-
-
-def post(id: str, parent: str):
-    message = ToolResultMessage(
-        tool_call_id=f"c_{id}", tool_name="publish_panel", content="ok", details={"post_id": "p"}
-    )
-    return MessageEntry(id=id, parent_id=parent, timestamp=at(9), message=message)
+from tests.journal.factories import INITIAL, KUNG_FU, LAXATIVE, article_entries, panel, post
 
 
 def paths():
