@@ -355,6 +355,8 @@ JAIWEB_CONTEXT_BUDGET = env_int("JAIWEB_CONTEXT_BUDGET", 24000, min=1000)
 JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 # Prompts (new runs and steering) one user may send per minute; more get 429.
 JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
+# Views of share links (pages and their panels) one client address may make per minute.
+JAIWEB_SHARE_VIEWS_PER_MINUTE = env_int("JAIWEB_SHARE_VIEWS_PER_MINUTE", 120, min=1)
 
 # GET /metrics: unset, only from loopback (and not through a proxy); set, only with
 # `Authorization: Bearer <token>`. At least 16 characters of A-Z a-z 0-9 - . _ ~ + / =.

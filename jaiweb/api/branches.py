@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Annotated
 
 from django.http import HttpRequest
+from django.urls import reverse
 from ninja import Router, Status
 from pydantic import Field
 
@@ -27,6 +28,9 @@ from jaiweb.api.schemas import (
     RewindPreviewOut,
     SearchHitOut,
     SessionOut,
+    ShareLinkIn,
+    ShareLinkMadeOut,
+    ShareLinkOut,
     StateWriteOut,
 )
 from jaiweb.api.selectors import entries_out, session_detail
@@ -42,6 +46,7 @@ from jaiweb.store.comparisons import branches_compare, rewind_preview_at
 from jaiweb.store.labels import label_add, label_remove, labels_of
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import app_state_at
+from jaiweb.store.shares import share_link_create, share_link_revoke, share_links_of
 from journal.jsonvalues import Id, Text
 
 router = Router(tags=["branches"])
@@ -228,3 +233,33 @@ def cherry_pick_panel(request: HttpRequest, session_id: str, entry_id: str, body
         take_state=body.take_state,
     )
     return {"leaf_id": leaf}
+
+
+@router.get("/sessions/{session_id}/share-links", response={200: list[ShareLinkOut], **E404})
+def list_share_links(request: HttpRequest, session_id: str):
+    """The session's share links, revoked ones too (their addresses are never shown again)."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    return [asdict(share) for share in share_links_of(session_id=session.id)]
+
+
+@router.post("/sessions/{session_id}/share-links", response={201: ShareLinkMadeOut, **E409})
+def create_share_link(request: HttpRequest, session_id: str, body: ShareLinkIn):
+    """A read-only link to the branch ending at ``leaf_id``: whoever holds it sees that
+    branch's strip, and nothing else, until it is revoked."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    share, token = share_link_create(session_id=session.id, leaf_id=body.leaf_id)
+    url = request.build_absolute_uri(reverse("shared-branch", args=[token]))
+    return Status(201, {**asdict(share), "url": url})
+
+
+@router.delete(
+    "/sessions/{session_id}/share-links/{link_id}",
+    response={204: None, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+)
+def revoke_share_link(
+    request: HttpRequest, session_id: str, link_id: Annotated[int, Field(ge=1, le=2**63 - 1)]
+):
+    """The link opens nothing from now on (404, as a link that never was)."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    share_link_revoke(session_id=session.id, link_id=link_id)
+    return Status(204, None)

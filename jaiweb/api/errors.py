@@ -24,6 +24,7 @@ from jaiweb.store.errors import (
     PromptRateLimited,
     PromptTooLong,
     SessionNotFound,
+    ShareLinkNotFound,
     StaleLeaf,
     StoreError,
 )
@@ -36,6 +37,7 @@ NOT_FOUND = {
     OperationNotFound: "no such operation",
     UnknownEntry: "no such entry",
     LabelNotFound: "no such label",
+    ShareLinkNotFound: "no such share link",
 }
 
 

@@ -427,3 +427,18 @@ class CherryPickIn(BodyIn):
 
 class CherryPickOut(Schema):
     leaf_id: str
+
+
+class ShareLinkIn(BodyIn):
+    leaf_id: Id | None = Field(default=None, description="the node to pin; default: the leaf")
+
+
+class ShareLinkOut(Schema):
+    id: int
+    leaf_id: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class ShareLinkMadeOut(ShareLinkOut):
+    url: str = Field(description="the link itself: shown this once, kept only as a hash")

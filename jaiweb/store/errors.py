@@ -41,6 +41,16 @@ class LabelNotFound(StoreError):
         super().__init__(f"no label {label_id!r}")
 
 
+class ShareLinkNotFound(StoreError):
+    """No such link, or it was revoked: both look the same from outside."""
+
+    code = "not_found"
+    http_status = 404
+
+    def __init__(self) -> None:
+        super().__init__("no such share link")
+
+
 class StaleLeaf(StoreError):
     """The append named a leaf that is no longer the session's leaf."""
 

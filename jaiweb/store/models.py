@@ -246,3 +246,22 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.text!r} on {self.entry_id}"
+
+
+class ShareLink(models.Model):
+    """A read-only link pinned to one node: whoever holds its token sees that branch's strip.
+
+    Only the token's SHA-256 is kept, so the table cannot be read back into links. The
+    branch it shows never changes: entries are never rewritten, so root → ``leaf_id`` is
+    the same path for ever. Revoking keeps the row (who shared what, and when).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="shares")
+    leaf_id = models.CharField(max_length=128)
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"share of {self.session_id} at {self.leaf_id}"

@@ -2,12 +2,14 @@
 
 from django.urls import path
 
-from jaiweb.studio.views import files, pages, sessions, writes
+from jaiweb.studio.views import files, pages, sessions, shared, writes
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
     path("panels/<str:image_id>", files.panel_image, name="panel-image"),
     path("credits/", pages.credits_history, name="studio-credits"),
+    path("s/<str:token>/", shared.shared_branch, name="shared-branch"),
+    path("s/<str:token>/panels/<str:image_id>", shared.shared_panel, name="shared-panel"),
     path("sessions/new", sessions.session_new, name="studio-session-create"),
     path("sessions/<str:session_id>/", pages.session_page, name="studio-session"),
     path(

@@ -95,6 +95,12 @@ class World:
         return session
 
     @cached_property
+    def share_id(self) -> int:
+        from jaiweb.store.shares import share_link_create
+
+        return share_link_create(session_id=self.idle.id)[0].id
+
+    @cached_property
     def label_id(self) -> int:
         from jaiweb.store.labels import label_add
 
@@ -211,6 +217,15 @@ MATRIX: dict[tuple[str, str], Case] = {
     ),
     ("POST", "/sessions/{session_id}/entries/{entry_id}/cherry-pick"): write(
         lambda w: (f"/sessions/{w.panelled.id}/entries/e_panel/cherry-pick", {}), 200
+    ),
+    ("GET", "/sessions/{session_id}/share-links"): write(
+        lambda w: (f"/sessions/{w.idle.id}/share-links", None), 200
+    ),
+    ("POST", "/sessions/{session_id}/share-links"): write(
+        lambda w: (f"/sessions/{w.idle.id}/share-links", {}), 201
+    ),
+    ("DELETE", "/sessions/{session_id}/share-links/{link_id}"): write(
+        lambda w: (f"/sessions/{w.idle.id}/share-links/{w.share_id}", None), 204
     ),
     ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
     ("POST", "/operations/{operation_id}/approvals"): write(

@@ -46,6 +46,9 @@ BEYOND_CONTRACT = {
     ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/resend"),
     ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/regenerate"),
     ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/cherry-pick"),
+    ("GET", "/api/v1/sessions/{session_id}/share-links"),
+    ("POST", "/api/v1/sessions/{session_id}/share-links"),
+    ("DELETE", "/api/v1/sessions/{session_id}/share-links/{link_id}"),
 }
 
 

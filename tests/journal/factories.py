@@ -93,9 +93,17 @@ def article_entries():
     ]
 
 
-def panel(id: str, parent: str, *, cost: int = 10, replayed: bool = False, error: bool = False):
-    """A generate_image result holding a panel (``img_<id>``)."""
-    details = {"image_id": f"img_{id}", "cost": cost, "replayed": replayed}
+def panel(
+    id: str,
+    parent: str,
+    *,
+    cost: int = 10,
+    replayed: bool = False,
+    error: bool = False,
+    image: str | None = None,
+):
+    """A generate_image result holding a panel (``image``, default ``img_<id>``)."""
+    details = {"image_id": image or f"img_{id}", "cost": cost, "replayed": replayed}
     message = ToolResultMessage(
         tool_call_id=f"c_{id}",
         tool_name="generate_image",

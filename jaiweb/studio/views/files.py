@@ -39,6 +39,11 @@ def panel_image(request: HttpRequest, image_id: str) -> FileResponse:
     image = image_for_viewer(image_id=image_id, viewer=viewer)
     if image is None:
         raise Http404("no such panel")
+    return panel_file(image, private=image.published_at is None)
+
+
+def panel_file(image, *, private: bool) -> FileResponse:
+    """A panel's file as a picture that can never run as a page."""
     path = Path(settings.MEDIA_ROOT) / image.path
     if not path.is_file():
         raise Http404("no such panel")
@@ -46,7 +51,5 @@ def panel_image(request: HttpRequest, image_id: str) -> FileResponse:
     # A panel is a picture, never a page: no script in it may run, whatever it holds.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
     response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = (
-        "private, max-age=3600" if image.published_at is None else ("public, max-age=86400")
-    )
+    response["Cache-Control"] = "private, max-age=3600" if private else "public, max-age=86400"
     return response

@@ -1,0 +1,71 @@
+"""A shared branch: the read-only strip a share link shows to anyone holding it."""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_safe
+
+from jaiweb.render.selectors import images_by_id
+from jaiweb.store.errors import ShareLinkNotFound
+from jaiweb.store.selectors import branch_rows
+from jaiweb.store.shares import share_link_open
+from jaiweb.studio.selectors import strip_panels
+from jaiweb.studio.views.files import panel_file
+
+
+def _too_many(request: HttpRequest) -> HttpResponse | None:
+    """A client address's views of share links this minute, past the limit: 429."""
+    now = time.time()
+    key = f"jaiweb:shares:{request.META.get('REMOTE_ADDR', '')}:{int(now // 60)}"
+    cache.add(key, 0, timeout=120)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=120)
+        count = 1
+    if count <= settings.JAIWEB_SHARE_VIEWS_PER_MINUTE:
+        return None
+    response = HttpResponse(_("Too many views of shared pages; try again in a minute."), status=429)
+    response["Retry-After"] = str(60 - int(now % 60))
+    return response
+
+
+def _opened(token: str):
+    try:
+        session, leaf = share_link_open(token=token)
+    except ShareLinkNotFound:
+        raise Http404("no such share link") from None
+    return session, strip_panels(branch_rows(session=session, leaf_id=leaf))
+
+
+@require_safe
+def shared_branch(request: HttpRequest, token: str) -> HttpResponse:
+    if (refused := _too_many(request)) is not None:
+        return refused
+    session, panels = _opened(token)
+    ctx = {"title": session.title, "panels": panels, "token": token}
+    response = render(request, "studio/shared.html", ctx)
+    response["Cache-Control"] = "private, no-store"
+    response["Referrer-Policy"] = "no-referrer"  # the token is in the address
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@require_safe
+def shared_panel(request: HttpRequest, token: str, image_id: str) -> HttpResponse:
+    """A panel of the shared branch, and no other."""
+    if (refused := _too_many(request)) is not None:
+        return refused
+    _, panels = _opened(token)
+    if image_id not in {p.image_id for p in panels}:
+        raise Http404("no such panel")
+    image = images_by_id(ids=[image_id]).get(image_id)
+    if image is None:
+        raise Http404("no such panel")
+    return panel_file(image, private=True)
