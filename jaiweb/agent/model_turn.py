@@ -72,10 +72,15 @@ def model_call(run: OperationRun, step: ModelCall) -> None:
     message = AssistantMessage(
         content=reply.text, tool_calls=calls, stop_reason=stop_reason, usage=usage
     )
-    # The reply and its bill are facts of an effect that happened: written unchecked.
-    run.writer.write(entries=[run.message_entry(reply_id, message)], checked=False)
+    # The reply and its bill are facts of an effect that happened: written unchecked, and
+    # in one transaction, so no crash leaves a reply unbilled (a log of an older version
+    # may still hold one: ``SettleUsage`` bills it). Both fault points are this one state.
+    usage_record = run.record(UsageSettled, attempt_id=attempt_id, usage=usage)
+    run.writer.write(
+        entries=[run.message_entry(reply_id, message)], records=[usage_record], checked=False
+    )
     run.faults.reach("after_assistant_entry")
-    _settle(run, attempt_id, usage, checked=False)
+    run.faults.reach("after_usage")
 
 
 def settle_usage(run: OperationRun, step: SettleUsage) -> None:

@@ -40,6 +40,7 @@ from jaiweb.store.services import (
     rewind_append,
     session_create,
 )
+from journal.records import UsageSettled
 from journal.recovery import fold_operation, recover_operation
 from journal.steps import Step
 
@@ -62,6 +63,31 @@ class CrashAt:
         if not self.fired and point == self.point and (self.tool in (None, tool)):
             self.fired = True
             raise Crash(point)
+
+
+@dataclass
+class CrashBeforeTheBill(CrashAt):
+    """The crash older versions could have between a reply and its bill (two commits then,
+    one now): the reply is written without its ``usage_settled``, then the loop dies."""
+
+    point: str = "after_assistant_entry"
+
+    def __post_init__(self) -> None:
+        from jaiweb.agent.writer import FencedWriter
+
+        self.real_write = FencedWriter.write
+        crash = self
+
+        def write(writer, *, records=(), entries=(), checked=True):
+            if entries and any(isinstance(r, UsageSettled) for r in records) and not crash.fired:
+                kept = [r for r in records if not isinstance(r, UsageSettled)]
+                crash.real_write(writer, records=kept, entries=entries, checked=checked)
+                crash.fired = True
+                FencedWriter.write = crash.real_write
+                raise Crash("between the reply and its usage")
+            return crash.real_write(writer, records=records, entries=entries, checked=checked)
+
+        FencedWriter.write = write
 
 
 @dataclass
@@ -168,7 +194,7 @@ WRITES = {
 # are decided too.
 SCENARIOS = {
     "draw": ([], "/state 猪猪侠 buff=超级棒棒糖 mood=得意\n/draw 猪猪侠吃下棒棒糖", None),
-    "unbilled reply": ([], "/draw 猪猪侠上擂台", CrashAt("after_assistant_entry")),
+    "unbilled reply": ([], "/draw 猪猪侠上擂台", "older version's crash before the bill"),
     "open idempotent dispatch": (
         [],
         "/draw 猪猪侠对决超人强",
@@ -197,8 +223,15 @@ def start(alice, scenario: str) -> tuple[World, LoopConfig]:
     op = operation_accept(session_id=session.id, text=prompt)
     world = World(session, op.operation_id, typed=[prompt])
     if crash is not None:
-        with pytest.raises(Crash):
-            run(world, config, faults=replace(crash))  # a fresh one: each fires once
+        faults = CrashBeforeTheBill() if isinstance(crash, str) else replace(crash)  # fresh
+        try:
+            with pytest.raises(Crash):
+                run(world, config, faults=faults)
+        finally:
+            if isinstance(faults, CrashBeforeTheBill):
+                from jaiweb.agent.writer import FencedWriter
+
+                FencedWriter.write = faults.real_write
         lease_release(lease=_lease_of(world))
     return world, config
 
