@@ -83,6 +83,7 @@ def load(**env: str) -> dict:
         ("JAIWEB_FEED_URL", "example.com/feed"),
         ("JAIWEB_IMAGE_BACKEND", "dalle"),
         ("JAIWEB_PROMPTS_PER_MINUTE", "0"),
+        ("JAIWEB_SHARE_VIEWS_PER_MINUTE", "0"),
         ("JAIWEB_HTTPS", "sometimes"),
     ],
 )
