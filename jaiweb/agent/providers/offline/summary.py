@@ -8,6 +8,7 @@ character. An earlier summary of this director's among the messages is carried o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ SUMMARY_PREFIX = "[离线导演] 剧情摘要："
 SUMMARY_PANELS = 5
 SET_STATE = "set_character_state"
 GENERATE = "generate_image"
+IMAGE_IN_SUMMARY = re.compile(r"img_[A-Za-z0-9_-]+")
 
 
 def summarize(messages: list[ContextMessage]) -> str:
@@ -34,11 +36,9 @@ def summarize(messages: list[ContextMessage]) -> str:
             tally.carry_over(message.content)
         elif isinstance(message, UserMessage):
             tally.prompts += 1
-    calls = calls_by_id(messages)
-    for message in messages:
-        if not isinstance(message, ToolResultMessage) or message.is_error:
+    for message, call in results_with_calls(messages):
+        if message.is_error:
             continue
-        call = calls.get(message.tool_call_id)
         args = call.arguments if call else {}
         if message.tool_name == GENERATE and isinstance(message.details.get("image_id"), str):
             tally.add_panel(message.details["image_id"], str(args.get("prompt", "")))
@@ -50,13 +50,19 @@ def summarize(messages: list[ContextMessage]) -> str:
     return tally.text()
 
 
-def calls_by_id(messages: list[ContextMessage]) -> dict[str, ToolCall]:
+def results_with_calls(
+    messages: list[ContextMessage],
+) -> Iterator[tuple[ToolResultMessage, ToolCall | None]]:
+    """Each tool result with the call it answers. Call ids are unique within one operation
+    only (every reply may have a ``call_1``), so a result answers the latest call with its
+    id before it, never a later one."""
     calls: dict[str, ToolCall] = {}
     for message in messages:
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls:
                 calls[call.id] = call
-    return calls
+        elif isinstance(message, ToolResultMessage):
+            yield message, calls.get(message.tool_call_id)
 
 
 _DELIMITERS = str.maketrans({c: " " for c in "「」（）；，、=："})
