@@ -11,6 +11,7 @@ and makes the box that tall.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -41,11 +42,13 @@ def attr(text: str) -> str:
     return escape(clean(text), {'"': "&quot;", "'": "&#39;"})
 
 
+@functools.cache
 def is_wide(char: str) -> bool:
     """CJK and other full-width characters: one em wide, and a line may break around them."""
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
+@functools.cache
 def char_width(char: str) -> float:
     """The width of one character, in ems (an estimate on the wide side)."""
     if is_wide(char):
@@ -110,27 +113,31 @@ def wrap(text: str, max_width: float, size: float, *, split_long: bool = False) 
     """Greedy lines no wider than ``max_width``. A token wider than a line makes this raise
     ``TooWide``, unless ``split_long``: then that token alone is broken by characters."""
     lines: list[str] = []
-    line = ""
+    line, line_width = "", 0.0
+    space = char_width(" ") * size
     for token in tokens(text):
         piece = token.text
-        if width(piece, size) > max_width:
+        piece_width = width(piece, size)
+        if piece_width > max_width:
             if not split_long:
                 raise TooWide(piece)
             if line:
                 lines.append(line)
-                line = ""
+                line, line_width = "", 0.0
             for char in piece:
-                if line and width(line + char, size) > max_width:
+                char_w = char_width(char) * size
+                if line and line_width + char_w > max_width:
                     lines.append(line)
-                    line = ""
-                line += char
+                    line, line_width = "", 0.0
+                line, line_width = line + char, line_width + char_w
             continue
-        joined = line + (" " if token.space_before and line else "") + piece
-        if line and width(joined, size) > max_width:
+        gap = space if token.space_before and line else 0.0
+        if line and line_width + gap + piece_width > max_width:
             lines.append(line)
-            line = piece
+            line, line_width = piece, piece_width
         else:
-            line = joined
+            line = line + (" " if gap else "") + piece
+            line_width += gap + piece_width
     if line:
         lines.append(line)
     return lines
