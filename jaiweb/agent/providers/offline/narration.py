@@ -73,8 +73,8 @@ TEXT: dict[str, dict[str, str]] = {
         "state_nobody": "这段对话里还没改过任何角色的状态；当前状态请看角色面板。",
         "state_how": "要改状态：/state 猪猪侠 mood=开心，或者说「让猪猪侠开心」。",
         "undo_last": (
-            "要撤销最后一格（「{panel}」），就回退：在树里点你之前的那条提示「{before}」，"
-            "再点「从这里继续」。"
+            "要撤销最后一格（「{panel}」），就回到它前面的那一轮：在树里点那一轮（「{before}」，"
+            "导演说完话的地方），再点「从这里继续」。"
         ),
         "undo_first": (
             "最后一格（「{panel}」）是在第一轮画的：在树里点那条提示「{turn}」，再点"
@@ -173,8 +173,9 @@ TEXT: dict[str, dict[str, str]] = {
         ),
         "state_how": 'To change it: /state 猪猪侠 mood=happy, or "Make Pig-Man happy".',
         "undo_last": (
-            'To undo the last panel ("{panel}"), rewind: click your earlier prompt '
-            '"{before}" in the tree and choose "Continue from here".'
+            'To undo the last panel ("{panel}"), go back to the turn before it: in the tree, '
+            'click that turn ("{before}", where the director finished it) and choose '
+            '"Continue from here".'
         ),
         "undo_first": (
             'The last panel ("{panel}") was drawn in your first turn: click that prompt '
