@@ -2,8 +2,9 @@
 two tabs and Stop; prompts that look like HTML stay text.
 
 The offline director answers (no model configured): a prompt with "lollipop" sets the
-hero's state and draws a panel, one with "laxative" sets another state and draws, any
-other draws. Drawing asks for approval (10 credits) while the session is in "ask" mode.
+hero's state and draws a panel, one with "laxative" sets another state and draws, one
+that asks to draw ("Draw a panel: …", "/draw …") draws. Drawing asks for approval (10
+credits) while the session is in "ask" mode.
 The database is read only to know when a run is over and which entries it wrote.
 """
 
@@ -211,7 +212,7 @@ def test_prompts_that_look_like_html_stay_text(shared_studio, page):
     session_id = open_new_session(page, base, "<b>not bold</b>")
     assert page.locator("b", has_text="not bold").count() == 0  # the title is text too
     for text in (XSS_SCRIPT, XSS_IMG):
-        send_prompt(page, text)
+        send_prompt(page, f"/draw {text}")  # a panel of it: the approval shows it too
         deny = page.locator('[data-action="deny"]:visible').first
         deny.wait_for()
         # the narration quotes the scene it would draw: as text
@@ -239,7 +240,7 @@ def test_prompts_that_look_like_html_stay_text(shared_studio, page):
             for row in Entry.objects.filter(session_id=session_id).order_by("seq")
             if row.to_journal().type == "message"
             and row.to_journal().message.role == "user"
-            and row.to_journal().message.content == text
+            and row.to_journal().message.content == f"/draw {text}"
         ]
         assert user_entries, f"no user entry for {text!r}"
         page.locator(f'#tree [data-entry-id="{user_entries[0]}"]').first.click()

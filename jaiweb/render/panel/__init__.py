@@ -1,0 +1,446 @@
+"""Draws one comic panel as SVG from its prompt (a panel script) and the characters' state.
+
+Deterministic: the same prompt and state give the same bytes (the render service stores
+the first result per key and compares parameters, so a repeat must be the same panel).
+Everything that came from a user, a model or the state is escaped. The picture:
+
+* the setting from the scene (a tournament ring, a classroom, or outdoors);
+* the cast: the characters the scene and the speech name (known ones by name or English
+  alias, others when the state has them), else the characters in the state; each known
+  one with its own silhouette, colours and accessory (``cast.BOOK``);
+* poses and faces from the state (a sick buff doubles a figure over whatever the scene
+  says; the mood sets the face) and from the scene (eating, fighting, the finishing move,
+  winning, sadness); in a fight the opponent faces the hero, and a finishing move sends
+  the opponent flying;
+* the caption box and speech bubbles from the script's caption and speech lines, each
+  text wrapped on word or CJK boundaries and shrunk to fit, the box grown (and the panel
+  with it) when even the smallest size needs more room: never cut, never "…".
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaiweb.render.panel.cast import Look, Pose, figure, look_of, named_in, star, title
+from jaiweb.render.panel.script import Script, parse
+from jaiweb.render.panel.text import Fitted, attr, fit, text_block, xml
+
+WIDTH = 640
+BASE_HEIGHT = 400
+MARGIN = 8
+CAPTION = {"largest": 18, "smallest": 10, "max_height": 68}
+BUBBLE = {"largest": 17, "smallest": 9, "max_height": 62, "widest": 270}
+MAX_CAST = 4
+FONTS = "'Noto Sans CJK SC','PingFang SC','Microsoft YaHei',sans-serif"
+
+# What the scene is about, in both languages (checked on the folded scene and caption).
+EATING = ("吃", "吞", "eat", "eats", "ate", "eating", "swallows", "swallowed", "lollipop", "棒棒糖")
+FIGHTING = (
+    "对决", "对战", "大战", "打", "揍", "比武", "擂台", "挑战", "巴掌", "fight", "battle", "bout",
+    "duel", "vs", "versus", "against", "punch", "punches", "slap", "slaps", "ring", "fights",
+)  # fmt: skip
+FINISHING = ("绝招", "大招", "必杀", "降龙十巴掌", "拍飞", "最后一击", "finishing", "ultimate",
+             "special move", "final blow", "knocks", "sends him flying")  # fmt: skip
+SICKNESS = ("泻药", "过期", "拉肚子", "肚子疼", "肚子痛", "虚脱", "laxative", "expired",
+            "stomach", "sick")  # fmt: skip
+MEDICINE = ("药", "medicine", "pill", "bottle", "laxative")
+WINNING = ("赢", "胜利", "获胜", "冠军", "win", "wins", "won", "winning", "victory", "champion")
+SADNESS = ("哭", "难过", "伤心", "sad", "cries", "crying", "tears")
+# A figure is sick when its state says so; a scene alone says so only for a cast of one.
+RING = ("擂台", "武林大会", "比武", "ring", "tournament", "arena", "bout", "stage")
+CLASSROOM = ("教室", "学校", "课堂", "黑板", "classroom", "school", "lesson", "blackboard")
+VERSUS = re.compile(r"(?:对决|对战|大战|挑战|拍飞|打|揍|vs\.?|versus|against|fights?|hits?)\s*$")
+FACES = (
+    ("sick", ("狼狈", "虚脱", "难受", "sick", "nauseous")),
+    ("proud", ("得意", "骄傲", "自豪", "proud", "smug", "cocky")),
+    ("happy", ("开心", "高兴", "快乐", "兴奋", "happy", "glad", "joy", "excited", "cheerful")),
+    (
+        "sad",
+        ("难过", "伤心", "悲伤", "沮丧", "失落", "哭", "累", "sad", "unhappy", "upset", "tired"),
+    ),
+    ("angry", ("生气", "愤怒", "恼火", "发火", "angry", "mad", "furious")),
+    ("scared", ("害怕", "恐惧", "紧张", "scared", "afraid", "frightened", "nervous")),
+)
+SICK_BUFF = ("拉肚子", "虚脱", "肚子", "泻", "sick", "stomach")
+NOTHING = ("", "无", "none", "-")
+
+
+def _has(text: str, words: tuple[str, ...]) -> bool:
+    """Whether the (folded) text has one of the words: Chinese ones anywhere, English ones
+    as whole words ("ring" is not in "bring", "eat" not in "great")."""
+    return _matcher(words).search(text) is not None
+
+
+@functools.cache
+def _matcher(words: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = [
+        rf"\b{re.escape(w.strip())}\b" if w.strip().isascii() else re.escape(w) for w in words
+    ]
+    return re.compile("|".join(alternatives))
+
+
+@dataclass
+class Member:
+    name: str
+    look: Look
+    state: dict[str, str]
+    pose: Pose = field(default_factory=Pose)
+    x: float = WIDTH / 2
+    facing: int = 1  # 1: right, -1: left
+    lift: float = 0.0  # up from the ground (a flying opponent)
+    spin: float = 0.0  # degrees
+    alone: bool = False  # the only one in the panel
+
+
+def draw_panel(params: dict[str, Any]) -> str:
+    prompt = str(params.get("prompt", ""))
+    raw_state = params.get("characters") or {}
+    states = {
+        str(name): {k: str(v) for k, v in value.items() if isinstance(v, str | int | float)}
+        for name, value in raw_state.items()
+        if isinstance(value, dict)
+    }
+    script = parse(prompt)
+    folded = f"{script.scene} {script.caption}".casefold()
+    cast = _cast(script, states)
+    hero, opponent = _stage(cast, script, folded)
+
+    caption_text = script.shown_caption
+    caption = (
+        fit(caption_text, WIDTH - 2 * MARGIN - 20, CAPTION["max_height"],
+            largest=CAPTION["largest"], smallest=CAPTION["smallest"])
+        if caption_text else None
+    )  # fmt: skip
+    caption_h = caption.height + 14 if caption else 0.0
+    bubbles = _bubbles(script, cast)
+    bubble_top = MARGIN + caption_h + (MARGIN if caption else 0)
+    bubble_h = max((b.fitted.height + 16 for b in bubbles), default=0.0)
+    feet = max(338.0, bubble_top + bubble_h + 18 + 178)
+    height = feet + 62
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0f}" '
+        f'viewBox="0 0 {WIDTH} {height:.0f}" font-family="{FONTS}" role="img" '
+        f'aria-label="{attr(caption_text)}">',
+        f"<title>{xml(caption_text)}</title>",
+        _setting(folded, feet, height),
+    ]
+    if hero is not None and hero.pose.body == "fight" and opponent is not None:
+        mid = (hero.x + opponent.x) / 2
+        parts.append(
+            f'<polygon points="{star(mid, feet - 120, 30, 12, 8)}" fill="#ffeb3b" '
+            'stroke="#e65100" stroke-width="2"/>'
+        )
+    if hero is not None and hero.pose.body == "finish":
+        parts.append(_speed_lines(hero, feet))
+    for member in cast:
+        parts.append(_placed(member, feet))
+    if hero is not None and hero.pose.body == "finish":
+        parts.append(_finishing_burst(hero, feet))
+    for member in cast:
+        parts.append(_name_tag(member, feet))
+    for bubble in bubbles:
+        parts.append(bubble.svg(bubble_top, bubble_h, feet))
+    if caption:
+        parts.append(
+            f'<rect x="{MARGIN}" y="{MARGIN}" width="{WIDTH - 2 * MARGIN}" '
+            f'height="{caption_h:.1f}" fill="#fff59d" stroke="#222" stroke-width="2.5"/>'
+        )
+        parts.append(text_block(caption, MARGIN + 10, MARGIN + 6, extra=' fill="#222"'))
+    parts.append(
+        f'<text x="{WIDTH - 6}" y="{height - 5:.0f}" text-anchor="end" font-size="9" '
+        'fill="#555">local renderer · offline</text>'
+    )
+    parts.append(f'<rect x="1" y="1" width="{WIDTH - 2}" height="{height - 2:.0f}" '
+                 'fill="none" stroke="#111" stroke-width="3"/>')  # fmt: skip
+    parts.append("</svg>")
+    return "\n".join(p for p in parts if p)
+
+
+# --- who is in the panel, and how they stand ---------------------------------------------
+
+
+def _cast(script: Script, states: dict[str, dict[str, str]]) -> list[Member]:
+    text = " ".join([script.scene, script.caption, *(name for name, _ in script.speech)])
+    names = named_in(text)
+    # names only the state knows (a cast of one's own), when the text names them
+    for name in states:
+        if name not in names and name and name in text:
+            names.append(name)
+    names.sort(key=lambda n: _first_spot(text, n))
+    fight = _has(text.casefold(), FIGHTING + FINISHING)
+    if states and not any(n in states for n in names) and (fight or not names):
+        # someone lands the blow, or nobody is named: the state's cast is on stage
+        names = [*(n for n in states if n not in names)][: 1 if names else MAX_CAST] + names
+    return [Member(n, look_of(n), states.get(n, {})) for n in names[:MAX_CAST]]
+
+
+def _first_spot(text: str, name: str) -> int:
+    look = look_of(name)
+    folded = text.casefold()
+    spots = [folded.find(n.casefold()) for n in (name, *look.aliases)]
+    return min((s for s in spots if s >= 0), default=len(text))
+
+
+def _stage(cast: list[Member], script: Script, folded: str) -> tuple[Member | None, Member | None]:
+    """Pick the hero and the opponent, give everyone a pose, and place them."""
+    if not cast:
+        return None, None
+    speakers = [name for name, _ in script.speech]
+    hero = next((m for m in cast if m.name in speakers), cast[0])
+    if len(cast) > 1 and not _sick(hero) and any(_sick(m) for m in cast):
+        hero = next(m for m in cast if _sick(m))  # whoever the state says is sick
+    fight = _has(folded, FIGHTING) or _has(folded, FINISHING)
+    opponent = None
+    if fight and len(cast) > 1:
+        others = [m for m in cast if m is not hero]
+        opponent = next((m for m in others if _after_versus(folded, m)), others[0])
+    hero.alone = len(cast) == 1
+    for member in cast:
+        member.pose = _pose(member, hero, opponent, folded)
+    order = [m for m in cast if m is not opponent]
+    if opponent is not None:
+        order = [hero, *[m for m in order if m is not hero], opponent]
+    slots = {1: [300], 2: [210, 440], 3: [150, 320, 490], 4: [110, 250, 390, 530]}[len(order)]
+    if opponent is not None and len(order) == 2:
+        slots = [220, 420]
+    for member, x in zip(order, slots, strict=True):
+        member.x = x
+        member.facing = 1 if x <= WIDTH / 2 or len(order) == 1 else -1
+    if opponent is not None and opponent.pose.body == "knocked":
+        opponent.x, opponent.lift, opponent.spin = 490, 46, 28
+    return hero, opponent
+
+
+def _after_versus(folded: str, member: Member) -> bool:
+    spot = _first_spot(folded, member.name)
+    return spot < len(folded) and bool(VERSUS.search(folded[max(0, spot - 12) : spot]))
+
+
+def _sick(member: Member) -> bool:
+    buff = member.state.get("buff", "").casefold()
+    return _has(buff, SICK_BUFF) or _face_of(member) == "sick"
+
+
+def _face_of(member: Member) -> str:
+    mood = member.state.get("mood", "").casefold()
+    return next((face for face, words in FACES if _has(mood, words)), "calm")
+
+
+def _pose(member: Member, hero: Member, opponent: Member | None, folded: str) -> Pose:
+    face = _face_of(member)
+    buff = member.state.get("buff", "")
+    lollipop = "棒棒糖" in buff or "lollipop" in buff.casefold()
+    if _sick(member) or (member is hero and member.alone and _has(folded, SICKNESS)):
+        return Pose("sick", "sick")
+    if member is hero:
+        if _has(folded, FINISHING):
+            return Pose("finish", "fierce")
+        if _has(folded, EATING):
+            holds = "lollipop" if lollipop or _has(folded, ("棒棒糖", "lollipop")) else ""
+            return Pose("eat", "happy" if face == "calm" else face, holds)
+        if _has(folded, FIGHTING):
+            return Pose("fight", face if face in ("angry", "scared") else "fierce")
+        if face == "proud" or _has(folded, WINNING):
+            return Pose("proud", "proud", "lollipop" if lollipop else "")
+        if face == "sad" or _has(folded, SADNESS):
+            return Pose("sad", "sad")
+        return Pose("stand", face, "lollipop" if lollipop else "")
+    if member is opponent:
+        if hero.pose.body == "finish" or (_has(folded, FINISHING) and not _sick(hero)):
+            return Pose("knocked", "dazed")
+        return Pose("fight", face if face != "calm" else "angry")
+    holds = "bottle" if member.look.kind == "elder" and _has(folded, MEDICINE) else ""
+    if face == "sad":
+        return Pose("sad", "sad", holds)
+    if face == "proud":
+        return Pose("proud", "proud", holds)
+    return Pose("stand", "scared" if holds and _sick(hero) else face, holds)
+
+
+def _placed(member: Member, feet: float) -> str:
+    s = member.look.scale
+    y = feet - member.lift
+    where = f"translate({member.x:.0f},{y:.0f})"
+    if member.spin:
+        where += f" rotate({member.spin:.0f})"
+    where += f" scale({s * member.facing:.2f},{s:.2f})"
+    shadow = (
+        f'<ellipse cx="{member.x:.0f}" cy="{feet:.0f}" rx="{34 * s:.0f}" ry="7" '
+        'fill="#000" fill-opacity="0.18"/>'
+    )
+    return (
+        f'{shadow}<g transform="{where}" data-character="{attr(member.name)}">'
+        f"{title(member.name, member.state)}{figure(member.look, member.pose)}</g>"
+    )
+
+
+def _hand_of(hero: Member, feet: float) -> tuple[float, float]:
+    s = hero.look.scale
+    return hero.x + hero.facing * 96 * s, feet - 108 * s
+
+
+def _speed_lines(hero: Member, feet: float) -> str:
+    """Behind the hero: the strike's motion."""
+    _, hy = _hand_of(hero, feet)
+    back = -hero.facing
+    return "".join(
+        f'<path d="M {hero.x + back * 44:.0f} {hy + dy:.0f} l {back * 80} 0" stroke="#ff9800" '
+        'stroke-width="4" stroke-linecap="round"/>'
+        for dy in (-30, 0, 30)
+    )
+
+
+def _finishing_burst(hero: Member, feet: float) -> str:
+    """At the hero's palm: a burst with the skill's name (the state's, else "!!")."""
+    hx, hy = _hand_of(hero, feet)
+    skill = hero.state.get("skill", "")
+    words = skill if skill.casefold() not in NOTHING else "!!"
+    fitted = fit(words, 96, 44, largest=16, smallest=9)
+    return f'<polygon points="{star(hx, hy, 66, 40, 12)}" fill="#fff176" stroke="#e65100" ' + (
+        'stroke-width="3"/>'
+    ) + text_block(
+        fitted, hx, hy - fitted.height / 2 - 2, anchor="middle",
+        extra=' font-weight="bold" fill="#b71c1c"',
+    )  # fmt: skip
+
+
+def _name_tag(member: Member, feet: float) -> str:
+    name = fit(member.name, 130, 18, largest=13, smallest=9)
+    w = max(name.width + 14, 40)
+    y = feet + 8
+    out = (
+        f'<rect x="{member.x - w / 2:.1f}" y="{y:.0f}" width="{w:.1f}" '
+        f'height="{name.height + 6:.1f}" rx="6" fill="#fff" fill-opacity="0.9" '
+        'stroke="#222" stroke-width="1.2"/>'
+        + text_block(name, member.x, y + 2, anchor="middle", extra=' font-weight="bold"')
+    )
+    buff = member.state.get("buff", "")
+    if buff.casefold() not in NOTHING:
+        badge = fit(buff, 140, 26, largest=11, smallest=8)
+        out += text_block(
+            badge, member.x, y + name.height + 8, anchor="middle", extra=' fill="#333"'
+        )
+    return out
+
+
+# --- speech ------------------------------------------------------------------------------
+
+
+@dataclass
+class Bubble:
+    speaker: Member | None
+    fitted: Fitted
+    x: float  # centre
+    width: float
+    shout: bool
+
+    def svg(self, top: float, row: float, feet: float) -> str:
+        h = self.fitted.height + 16
+        left = self.x - self.width / 2
+        fill = "#fffde7" if self.shout else "#fff"
+        out = [
+            f'<rect x="{left:.1f}" y="{top:.1f}" width="{self.width:.1f}" height="{h:.1f}" '
+            f'rx="16" fill="{fill}" stroke="#222" stroke-width="{3 if self.shout else 2.2}"/>'
+        ]
+        if self.speaker is not None:
+            s = self.speaker.look.scale
+            tip_x = self.speaker.x
+            tip_y = feet - self.speaker.lift - 182 * s
+            base = min(max(tip_x, left + 22), left + self.width - 22)
+            out.append(
+                f'<path d="M {base - 10:.1f} {top + h - 2:.1f} L {tip_x:.1f} {tip_y:.1f} '
+                f'L {base + 10:.1f} {top + h - 2:.1f} Z" fill="{fill}" stroke="#222" '
+                'stroke-width="2.2" stroke-linejoin="round"/>'
+                f'<path d="M {base - 9:.1f} {top + h - 2:.1f} L {base + 9:.1f} {top + h - 2:.1f}" '
+                f'stroke="{fill}" stroke-width="3"/>'
+            )
+        out.append(text_block(self.fitted, self.x, top + 8, anchor="middle",
+                              extra=' font-weight="bold"' if self.shout else ""))  # fmt: skip
+        return "".join(out)
+
+
+def _bubbles(script: Script, cast: list[Member]) -> list[Bubble]:
+    said = list(script.speech)[:3]
+    if not said:
+        return []
+    count = len(said)
+    room = WIDTH - 2 * MARGIN - 10 * (count - 1)
+    width = min(BUBBLE["widest"], room / count)
+    by_name = {m.name: m for m in cast}
+    bubbles = []
+    for name, words in said:
+        speaker = by_name.get(name) or next(
+            (m for m in cast if name.casefold() in (a.casefold() for a in m.look.aliases)), None
+        )
+        text = words if speaker is not None else f"{name}: {words}"
+        fitted = fit(text, width - 20, BUBBLE["max_height"],
+                     largest=BUBBLE["largest"], smallest=BUBBLE["smallest"])  # fmt: skip
+        inner = max(fitted.width + 24, 64)
+        x = speaker.x if speaker is not None else WIDTH - MARGIN - inner / 2
+        shout = speaker is not None and speaker.pose.body in ("finish", "fight")
+        bubbles.append(Bubble(speaker, fitted, x, min(width, inner), shout))
+    # side by side in the speakers' order, none over another, all inside the panel
+    bubbles.sort(key=lambda b: b.x)
+    right = MARGIN
+    for b in bubbles:
+        b.x = max(b.x, right + b.width / 2)
+        right = b.x + b.width / 2 + 10
+    left = WIDTH - MARGIN
+    for b in reversed(bubbles):
+        b.x = min(b.x, left - b.width / 2)
+        left = b.x - b.width / 2 - 10
+    return bubbles
+
+
+# --- the setting -------------------------------------------------------------------------
+
+
+def _setting(folded: str, feet: float, height: float) -> str:
+    hue = int(hashlib.sha256(folded.encode()).hexdigest()[:4], 16) % 60 + 180  # blues
+    floor = feet - 26
+    sky = (
+        '<defs><linearGradient id="sky" x1="0" y1="0" x2="0" y2="1">'
+        f'<stop offset="0" stop-color="hsl({hue},70%,84%)"/>'
+        f'<stop offset="1" stop-color="hsl({hue + 20},60%,93%)"/></linearGradient></defs>'
+        f'<rect width="{WIDTH}" height="{height:.0f}" fill="url(#sky)"/>'
+    )
+    if _has(folded, RING):
+        ropes = "".join(
+            f'<path d="M 20 {floor - d:.0f} L {WIDTH - 20} {floor - d:.0f}" stroke="#d32f2f" '
+            'stroke-width="4"/>'
+            for d in (40, 80, 120)
+        )
+        crowd = "".join(
+            f'<circle cx="{24 + i * 40}" cy="{floor - 150 + (i % 3) * 6:.0f}" r="14" '
+            f'fill="hsl({(i * 47) % 360},30%,55%)" fill-opacity="0.5"/>'
+            for i in range(16)
+        )
+        return (
+            sky + crowd + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" '
+            'fill="#5d7fb8"/>'
+            + f'<rect x="14" y="{floor - 130:.0f}" width="10" height="130" fill="#eceff1" '
+            'stroke="#222"/>'
+            + f'<rect x="{WIDTH - 24}" y="{floor - 130:.0f}" width="10" height="130" '
+            'fill="#eceff1" stroke="#222"/>' + ropes
+        )
+    if _has(folded, CLASSROOM):
+        return (
+            f'<rect width="{WIDTH}" height="{height:.0f}" fill="#f3e5ab"/>'
+            f'<rect x="150" y="{floor - 230:.0f}" width="340" height="130" fill="#2e5d3a" '
+            'stroke="#6d4c41" stroke-width="8"/>'
+            f'<path d="M 180 {floor - 190:.0f} q 40 -20 80 0 M 300 {floor - 170:.0f} l 120 0" '
+            'stroke="#e8f5e9" stroke-width="3" fill="none"/>'
+            f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#a1887f"/>'
+        )
+    return (
+        sky
+        + f'<circle cx="{WIDTH - 70}" cy="{floor - 200:.0f}" r="30" fill="#ffe082"/>'
+        + f'<path d="M 0 {floor:.0f} Q 160 {floor - 60:.0f} 320 {floor:.0f} '
+        f'Q 480 {floor - 50:.0f} {WIDTH} {floor:.0f} Z" fill="#9ccc65"/>'
+        + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#7cb342"/>'
+    )

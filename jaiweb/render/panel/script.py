@@ -1,0 +1,69 @@
+"""The panel script: the plain-text prompt a panel is drawn from (scene, caption, speech).
+
+A prompt is lines of text. A line ``Caption: …`` (or ``Narration:``, ``旁白：``,
+``字幕：``) is the caption box; a line ``<name> says: …`` (or ``<name>说：…``, also
+shouts / asks / 喊 / 问) is a speech bubble for that character; every other line is the
+scene, which says what the panel shows. Without a caption line, the scene is the
+caption. It stays readable as an ordinary image prompt, so any backend can take it.
+
+The offline director writes its prompts with ``compose``; the local renderer reads any
+prompt with ``parse`` (a model's free-text prompt is all scene).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CAPTION_LINE = re.compile(r"^\s*(?:caption|narration|narrator|旁白|字幕)\s*[:：]\s*(.*)$", re.I)
+SPEECH_LINE = re.compile(
+    r"^\s*(?P<name>[^\s:：][^:：]{0,23}?)\s*"
+    r"(?:says|said|shouts|yells|asks|cries|说道|说|喊道|大喊|喊|叫道|问道|问)\s*[:：]\s*(?P<text>.*)$",
+    re.I,
+)
+QUOTES = "\"'“”‘’「」『』"
+
+
+@dataclass(frozen=True)
+class Script:
+    scene: str = ""
+    caption: str = ""  # empty: the scene is the caption
+    speech: tuple[tuple[str, str], ...] = field(default=())  # (speaker, words), in order
+
+    @property
+    def shown_caption(self) -> str:
+        return self.caption or self.scene
+
+
+def parse(prompt: str) -> Script:
+    scene: list[str] = []
+    caption: list[str] = []
+    speech: list[tuple[str, str]] = []
+    for line in prompt.splitlines():
+        if not line.strip():
+            continue
+        said = CAPTION_LINE.match(line)
+        if said:
+            caption.append(said.group(1).strip())
+            continue
+        said = SPEECH_LINE.match(line)
+        if said and said.group("text").strip(QUOTES + " "):
+            speech.append((said.group("name").strip(), said.group("text").strip().strip(QUOTES)))
+            continue
+        scene.append(line.strip())
+    return Script(" ".join(scene), " ".join(c for c in caption if c), tuple(speech))
+
+
+def compose(
+    scene: str, caption: str = "", speech: tuple[tuple[str, str], ...] = (), *, lang: str = "en"
+) -> str:
+    """The prompt for this script, its keys in ``lang`` (``zh`` or ``en``); ``parse`` of it
+    gives the script back (each part on one line)."""
+    lines = [" ".join(scene.split())]
+    if caption:
+        one = " ".join(caption.split())
+        lines.append(f"旁白：{one}" if lang == "zh" else f"Caption: {one}")
+    for name, words in speech:
+        one = " ".join(words.split())
+        lines.append(f"{name}说：「{one}」" if lang == "zh" else f'{name} says: "{one}"')
+    return "\n".join(lines)
