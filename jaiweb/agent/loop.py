@@ -79,11 +79,11 @@ class OperationRun:
         self.interleave = interleave  # tests: another writer acts between decision and append
         self.should_stop = should_stop  # the process is shutting down: hand back at a boundary
         self.operation_id = lease.operation_id
-        self.session = (
-            Operation.objects.select_related("session", "session__owner")
-            .get(pk=lease.operation_id)
-            .session
+        operation = Operation.objects.select_related("session", "session__owner").get(
+            pk=lease.operation_id
         )
+        self.session = operation.session
+        self.language = operation.language or None  # the page's language the prompt came from
         self.keeper = LeaseKeeper(lease, self.config.lease_seconds)
         self.writer = FencedWriter(
             operation_id=self.operation_id,

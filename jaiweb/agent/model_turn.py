@@ -46,6 +46,8 @@ def model_call(run: OperationRun, step: ModelCall) -> None:
             ),
             interval=run.config.delta_interval_seconds,
             on_first_text=lambda: run.faults.reach("mid_stream"),
+            language=run.language,
+            app_state=run.writer.state.as_json(),
         )
     except PermanentProviderError as exc:
         _bill_cut_reply(run, attempt_id, exc)

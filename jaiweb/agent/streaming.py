@@ -6,7 +6,8 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from jaiweb.agent.providers.base import (
     Provider,
@@ -79,6 +80,8 @@ def stream_reply(
     on_text: Callable[[str], None],
     interval: float,
     on_first_text: Callable[[], None] = lambda: None,
+    language: str | None = None,
+    app_state: Mapping[str, Any] | None = None,
 ) -> Reply:
     """Stream one reply; its text goes to ``on_text`` coalesced to one delta per interval.
 
@@ -87,7 +90,7 @@ def stream_reply(
     reply, parts = Reply(), {}
     deltas = DeltaCoalescer(on_text, interval)
     try:
-        for event in provider.stream(list(messages), specs):
+        for event in provider.stream(list(messages), specs, language=language, app_state=app_state):
             add(reply, parts, event)
             if isinstance(event, TextDelta):
                 if deltas.add(event.text):  # the first words went out at once

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import get_language
 
 from jaiweb.sessions.commands import prompt_rate_check, runners_wake, watchers_notify
 from jaiweb.store.conflicts import conflicts_retried
@@ -93,7 +94,11 @@ def _resend(
             session_id=session.id, target_id=parent_id, expected_leaf_id=expected_leaf_id
         )
         accepted = operation_accept(
-            session_id=session.id, text=text, by=f"user:{user.pk}", expected_leaf_id=rewound.leaf_id
+            session_id=session.id,
+            text=text,
+            by=f"user:{user.pk}",
+            expected_leaf_id=rewound.leaf_id,
+            language=get_language() or "",
         )
         runners_wake()
         watchers_notify(session.id)

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import get_language
 from pydantic import ValidationError
 
 from jaiweb.agent.runner import wake_local_runners
@@ -90,22 +91,28 @@ def prompt_rate_check(user_id: Any, now: float) -> None:
 
 
 def prompt_submit(
-    *, session: ComicSession, user: Any, text: str, expected_leaf_id: str | None = None
+    *,
+    session: ComicSession,
+    user: Any,
+    text: str,
+    expected_leaf_id: str | None = None,
+    language: str | None = None,
 ) -> Accepted:
     """A prompt from the session's owner: a new run on an idle session, steering otherwise;
     ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw."""
     prompt_rate_check(user.pk, time.time())
-    return _prompt_accept(session, user, text, expected_leaf_id)
+    return _prompt_accept(session, user, text, expected_leaf_id, language or get_language())
 
 
 @conflicts_retried
-def _prompt_accept(session, user, text, expected_leaf_id) -> Accepted:
+def _prompt_accept(session, user, text, expected_leaf_id, language) -> Accepted:
     with transaction.atomic():
         accepted = operation_accept(
             session_id=session.id,
             text=text,
             by=f"user:{user.pk}",
             expected_leaf_id=expected_leaf_id,
+            language=language or "",
         )
         runners_wake()
         watchers_notify(session.id)

@@ -142,6 +142,11 @@ class Operation(models.Model):
     id = models.CharField(primary_key=True, max_length=40)
     session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="operations")
     kind = models.CharField(max_length=16, default="prompt")
+    # The language of the page the prompt came from (a Django language code): the offline
+    # director narrates in it, across crashes and restarts. Null: the settings' default.
+    # (Nullable and without a default, so SQLite adds the column in place instead of
+    # copying the table, which would break the append-only triggers on it.)
+    language = models.CharField(max_length=16, null=True, blank=True)
     created_at = models.DateTimeField()
     # Folds of the records, written with each append.
     record_count = models.PositiveIntegerField(default=0)

@@ -215,9 +215,12 @@ def operation_accept(
     text: str,
     by: str = "user",
     expected_leaf_id: str | None = None,
+    language: str = "",
     now: datetime | None = None,
 ) -> Accepted:
     """A prompt: starts an operation on an idle session, or queues as steering on a running one.
+
+    ``language``: of the page it came from; a new operation narrates in it.
 
     The user's message entry and ``operation_accepted`` commit together. Two prompts racing
     for an idle session queue behind the session row's lock: one starts, the other steers.
@@ -247,7 +250,13 @@ def operation_accept(
                 message=UserMessage(content=text),
             )
             append_entries(session_id, [entry], expected_leaf_id=session.leaf_id, now=now)
-            Operation.objects.create(id=op_id, session=session, kind="prompt", created_at=now)
+            Operation.objects.create(
+                id=op_id,
+                session=session,
+                kind="prompt",
+                created_at=now,
+                language=language[:16] or None,
+            )
             accepted = OperationAccepted(
                 operation_id=op_id,
                 timestamp=now,

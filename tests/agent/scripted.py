@@ -48,7 +48,7 @@ class ScriptedProvider:
         self.calls: list[list] = []  # the messages each call got
         self.on_stream = on_stream
 
-    def stream(self, messages, tools) -> Iterator:
+    def stream(self, messages, tools, *, language=None, app_state=None) -> Iterator:
         self.calls.append(list(messages))
         if self.on_stream:
             self.on_stream(len(self.calls))

@@ -48,7 +48,7 @@ class StallingProvider:
     def __init__(self) -> None:
         self.c_at = 0.0
 
-    def stream(self, messages, tools):
+    def stream(self, messages, tools, *, language=None, app_state=None):
         yield TextDelta("a")
         yield TextDelta("b")
         time.sleep(INTERVAL * 8)

@@ -96,3 +96,40 @@ def test_a_panel_is_announced_with_its_cost_asked_for_and_charged_once(harness):
     )
     assert "This panel costs 10 credits." in first_reply.content
     assert "img_" not in said(harness)
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+@pytest.mark.parametrize(
+    ("language", "prompt", "chinese"),
+    [
+        ("zh-hans", "Hi! Can you help me make a comic?", True),
+        ("en", "你好！能帮我画漫画吗？", False),
+        ("zh-hans", "你好！能帮我画漫画吗？", True),
+        ("en", "Hi! Can you help me make a comic?", False),
+    ],
+)
+def test_the_narration_follows_the_pages_language_not_the_prompts_script(
+    harness, language, prompt, chinese
+):
+    from jaiweb.store.services import operation_accept
+
+    op = operation_accept(session_id=harness.session.id, text=prompt, language=language)
+    assert harness.run(OfflineDirector(), sleep=approving(op.operation_id)) == "finished"
+    assert _cjk(said(harness)) is chinese, said(harness)
+
+
+def test_the_director_sees_a_hand_edited_state(harness):
+    from jaiweb.sessions.commands import character_set
+
+    harness.session.refresh_from_db()
+    character_set(
+        session=harness.session,
+        name="猪猪侠",
+        fields={"mood": "sleepy-by-hand"},
+        expected_leaf_id=harness.session.leaf_id,
+    )
+    play(harness, "What's Pig-Man's state?")
+    assert "sleepy-by-hand" in said(harness)

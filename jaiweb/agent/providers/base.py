@@ -7,7 +7,7 @@ read of a stream never blocks a server's event loop. A provider never retries by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -85,9 +85,18 @@ class Provider(Protocol):
     offline: bool  # the offline director: label it wherever it speaks
 
     def stream(
-        self, messages: list[ContextMessage], tools: list[ToolSpec]
+        self,
+        messages: list[ContextMessage],
+        tools: list[ToolSpec],
+        *,
+        language: str | None = None,
+        app_state: Mapping[str, Any] | None = None,
     ) -> Iterator[StreamEvent]:
-        """Stream one reply. Raises ``ProviderError`` (before or during the stream)."""
+        """Stream one reply. Raises ``ProviderError`` (before or during the stream).
+
+        ``language``: the language of the page the prompt came from (a Django language
+        code); ``app_state``: the state at the branch's leaf. Hints: a provider may use
+        them or not."""
         ...
 
     def summarize(self, messages: list[ContextMessage]) -> str:

@@ -9,7 +9,7 @@ a ``ProviderError`` whose message says what a user can do about it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -95,7 +95,12 @@ class OpenAICompatProvider:
     # -- Provider ---------------------------------------------------------------------
 
     def stream(
-        self, messages: list[ContextMessage], tools: list[ToolSpec]
+        self,
+        messages: list[ContextMessage],
+        tools: list[ToolSpec],
+        *,
+        language: str | None = None,
+        app_state: Mapping[str, Any] | None = None,
     ) -> Iterator[StreamEvent]:
         """Stream one reply; raises ``ProviderError`` before or during the stream."""
         request: dict[str, Any] = {
