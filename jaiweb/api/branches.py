@@ -17,6 +17,7 @@ from jaiweb.api.schemas import (
     CherryPickIn,
     CherryPickOut,
     ComparisonOut,
+    EffectsOut,
     ErrorOut,
     ForkIn,
     LabelIn,
@@ -42,7 +43,7 @@ from jaiweb.sessions.branch_commands import (
     session_fork,
 )
 from jaiweb.sessions.commands import character_set, permission_mode_set
-from jaiweb.store.comparisons import branches_compare, rewind_preview_at
+from jaiweb.store.comparisons import branches_compare, effects_under, rewind_preview_at
 from jaiweb.store.labels import label_add, label_remove, labels_of
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import app_state_at
@@ -94,6 +95,14 @@ def preview_rewind(request: HttpRequest, session_id: str, entry_id: str):
         "left_behind": preview.left_behind,
         "stays": asdict(preview.stays),
     }
+
+
+@router.get("/sessions/{session_id}/entries/{entry_id}/effects", response={200: EffectsOut, **E404})
+def read_effects(request: HttpRequest, session_id: str, entry_id: str):
+    """What the subtree under a node spent and published, every branch of it: credits
+    charged, panels drawn or placed, posts published."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return asdict(effects_under(session=session, node_id=entry_id))
 
 
 @router.get("/sessions/{session_id}/state", response={200: AppStateOut, **E404})

@@ -1,13 +1,23 @@
-"""Branches compared and rewinds previewed, from the paths the store reads (O(depth) each)."""
+"""Branches compared, rewinds previewed (from paths: O(depth) each), and what a subtree spent."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db import connection
+
 from jaiweb.store.models import ComicSession
-from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows
-from journal.branches import Comparison, RewindPreview, compare_branches, rewind_preview
+from jaiweb.store.rows import StoredEntry, parse_raw, parse_rows, payload_text
+from jaiweb.store.selectors import branch_rows, entry_exists
+from journal.branches import (
+    Comparison,
+    Effects,
+    RewindPreview,
+    compare_branches,
+    effects_of,
+    rewind_preview,
+)
+from journal.errors import UnknownEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,3 +50,28 @@ def rewind_preview_at(*, session: ComicSession, target_id: str) -> RewindPreview
     current = [r.entry for r in _path(session, session.leaf_id)] if session.leaf_id else []
     target = [r.entry for r in _path(session, target_id)]
     return rewind_preview(current, target, session.initial_app_state)
+
+
+def effects_under(*, session: ComicSession, node_id: str) -> Effects:
+    """What the subtree under ``node_id`` (itself included, every branch) spent and published:
+    a walk down the children index, reading only the results that can hold an effect."""
+    if not entry_exists(session=session, entry_id=node_id):
+        raise UnknownEntry(node_id)
+    sql = f"""
+        WITH RECURSIVE down(entry_id) AS (
+            SELECT entry_id FROM store_entry WHERE session_id = %s AND entry_id = %s
+            UNION ALL
+            SELECT e.entry_id FROM store_entry e JOIN down d ON e.parent_id = d.entry_id
+             WHERE e.session_id = %s
+        )
+        SELECT e.seq, e.type, {payload_text("e.payload")} FROM store_entry e
+          JOIN down d ON e.entry_id = d.entry_id
+         WHERE e.session_id = %s AND e.type = 'message'
+           AND ({payload_text("e.payload")} LIKE %s OR {payload_text("e.payload")} LIKE %s)"""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [session.id, node_id, session.id, session.id, '%"image_id"%', '%"publish_panel"%'],
+        )
+        rows = cursor.fetchall()
+    return effects_of(row.entry for row in parse_raw(rows))

@@ -98,9 +98,9 @@ def parse_rows(rows: list[StoredEntry]) -> None:
         parsed_entries.add(session_id, entries)
 
 
-def payload_text() -> str:
+def payload_text(column: str = "payload") -> str:
     # Raw JSON text, so a whole path is validated by pydantic in one call.
-    return "payload" if connection.vendor == "sqlite" else "payload::text"
+    return column if connection.vendor == "sqlite" else f"{column}::text"
 
 
 def parse_raw(rows: list[tuple[int, str, str]]) -> list[StoredEntry]:

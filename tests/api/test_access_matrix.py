@@ -184,6 +184,9 @@ MATRIX: dict[tuple[str, str], Case] = {
     ("GET", "/sessions/{session_id}/entries/{entry_id}/rewind-preview"): read(
         lambda w: (f"/sessions/{w.idle.id}/entries/{w.root_id}/rewind-preview", None)
     ),
+    ("GET", "/sessions/{session_id}/entries/{entry_id}/effects"): read(
+        lambda w: (f"/sessions/{w.idle.id}/entries/{w.root_id}/effects", None)
+    ),
     ("GET", "/sessions/{session_id}/state"): read(
         lambda w: (f"/sessions/{w.idle.id}/state?at={w.root_id}", None)
     ),

@@ -128,3 +128,19 @@ def test_only_a_panel_can_be_cherry_picked(as_alice, story):
     )
     assert stale.status_code == 409
     assert Entry.objects.filter(session=story).count() == 8
+
+
+def test_what_a_subtree_spent_counts_every_branch_under_it_and_a_pick_costs_nothing(
+    as_alice, story
+):
+    def under(node):
+        got = as_alice.get(f"/sessions/{story.id}/entries/{node}/effects")
+        assert got.status_code == 200, got.content
+        return got.json()
+
+    assert under("u0") == {"credits": 10, "panels": 1, "posts": 0}  # the sick panel, aside
+    assert under("u1") == {"credits": 0, "panels": 0, "posts": 0}
+    as_alice.post(f"/sessions/{story.id}/entries/p_sick/cherry-pick", {})
+    assert under("u1") == {"credits": 0, "panels": 1, "posts": 0}  # placed, not charged
+    assert under("u0") == {"credits": 10, "panels": 2, "posts": 0}
+    assert as_alice.get(f"/sessions/{story.id}/entries/zz/effects").status_code == 404

@@ -36,6 +36,7 @@ BEYOND_CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/compare"),
     ("GET", "/api/v1/sessions/{session_id}/entries/{entry_id}/rewind-preview"),
     ("GET", "/api/v1/sessions/{session_id}/state"),
+    ("GET", "/api/v1/sessions/{session_id}/entries/{entry_id}/effects"),
     ("POST", "/api/v1/sessions/{session_id}/characters"),
     ("POST", "/api/v1/sessions/{session_id}/permission-mode"),
     ("GET", "/api/v1/sessions/{session_id}/labels"),
