@@ -60,12 +60,13 @@ def test_a_share_link_shows_its_branch_to_anyone_logged_out(as_alice, story):
     assert "分享 &lt;b&gt;me&lt;/b&gt;" in html  # the title, escaped
     one, two = story.images["p_one"], story.images["p_two"]
     assert one in html and two not in html
-    picture = stranger.get(f"{made['url']}panels/{one}")
-    assert picture.status_code == 200 and b"<svg" in b"".join(picture.streaming_content)
-    picture.close()
     assert stranger.get(f"{made['url']}panels/{two}").status_code == 404  # not shared
     assert stranger.get(f"/panels/{one}").status_code == 404  # not published: not otherwise
     assert page["Referrer-Policy"] == "no-referrer"
+    # Last: closing a file response ends the request, and with it the test's connection.
+    picture = stranger.get(f"{made['url']}panels/{one}")
+    assert picture.status_code == 200 and b"<svg" in b"".join(picture.streaming_content)
+    picture.close()
 
 
 def test_a_revoked_or_made_up_link_is_a_404(as_alice, story):
