@@ -1,5 +1,5 @@
 """A real `manage.py studio` on the test database, for the gates that attack it from outside
-(tests/api/test_fuzz.py, tests/web/test_websocket_fuzz.py).
+(tests/api/test_fuzz.py, tests/studio/test_websocket_fuzz.py).
 
 The child serves HTTP and websockets with daphne and runs the agent runner (the offline
 director), exactly as `./dev studio` does; the test talks to it over loopback only.

@@ -11,7 +11,7 @@ from jaiweb.agent.runner import wake_local_runners
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
-from tests.web.test_inbox_page import park_call
+from tests.inbox.test_inbox_page import park_call
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
-from tests.web.conftest import park, run_pending
-from tests.web.trees import big_tree_create
+from tests.support.runs import park, run_pending
+from tests.support.trees import big_tree_create
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession, Entry
-from tests.web.conftest import park
+from tests.support.runs import park
 
 pytestmark = pytest.mark.django_db
 

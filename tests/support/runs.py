@@ -1,33 +1,17 @@
-"""Fixtures for the studio's views: a session, and a run of the offline director."""
+"""Runs of the agent loop in the test's own thread, against the test database."""
 
 from __future__ import annotations
 
-import pytest
 from django.utils import timezone
 
 from jaiweb.agent.events import NullSink
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers.offline import OfflineDirector
-from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.agent.tools import default_tools
-from jaiweb.render.services import wallet_get_or_create
 from jaiweb.store.leases import operation_claim
 from jaiweb.store.selectors import operation_records
-from jaiweb.store.services import operation_approval_decide, operation_park, session_create
+from jaiweb.store.services import operation_approval_decide, operation_park
 from journal.recovery import fold_operation
-
-
-@pytest.fixture(autouse=True)
-def media(tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.JAIWEB_FEED_SECRET = "test-feed-secret"
-    return settings.MEDIA_ROOT
-
-
-@pytest.fixture
-def episode(alice):
-    wallet_get_or_create(user=alice)
-    return session_create(owner=alice, title="Kung fu <b>pig</b>", initial_app_state=DEFAULT_STATE)
 
 
 def run_pending(*, events=None, decision: str = "approved") -> str | None:

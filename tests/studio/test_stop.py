@@ -6,7 +6,7 @@ import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.selectors import operation_records
-from tests.web.conftest import park, run_pending
+from tests.support.runs import park, run_pending
 
 pytestmark = pytest.mark.django_db
 

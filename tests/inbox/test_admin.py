@@ -14,7 +14,7 @@ from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.render.services import render_request, wallet_get_or_create
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from jaiweb.store.services import session_create
-from tests.web.test_inbox_page import park_call
+from tests.inbox.test_inbox_page import park_call
 
 pytestmark = pytest.mark.django_db
 
