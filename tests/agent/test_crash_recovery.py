@@ -19,7 +19,7 @@ from jaiweb.render.models import LedgerEntry
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
-from tests.agent.processes import studio
+from tests.support.children import studio
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,13 +8,12 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.agent.processes import Child
+from tests.support.children import Child
 
 ROOT = Path(__file__).resolve().parents[2]
 # Taken by every run into an ignored folder, so a test run changes no tracked file;
 # `./dev screenshots` copies the README's pictures to docs/screenshots/ on purpose.
 SCREENSHOTS = ROOT / "var" / "screenshots"
-LISTENING = "jaiweb studio listening on "
 PASSWORD = "e2e-Pass-word-93"
 TIMEOUT_MS = 20_000  # default wait for any hook to show up
 
@@ -51,9 +50,7 @@ class Studio:
         )
         self.child = child
         self.children.append(child)
-        child.wait_for(LISTENING, timeout)
-        line = next(line for line in child.out + child.err if LISTENING in line)
-        self.url = line.split(LISTENING, 1)[1].strip().rstrip("/")
+        self.url = child.listening_url(timeout).rstrip("/")
         self.port = int(self.url.rsplit(":", 1)[1])
         return self.url
 

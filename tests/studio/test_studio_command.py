@@ -1,15 +1,11 @@
-import os
-import queue
+"""`manage.py studio`: the embedded studio (daphne and the runner in one process)."""
+
 import socket
-import subprocess
-import sys
-import threading
-from pathlib import Path
 
 import httpx
+import pytest
 
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
-READY = "jaiweb studio listening on "
+from tests.support.children import LISTENING, Child, ChildExited
 
 
 def free_port() -> int:
@@ -18,58 +14,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn_studio(tmp_path: Path, *args: str) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="jaiweb.settings",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        DEBUG="1",
-    )
-    with (tmp_path / "stderr.log").open("w") as stderr:
-        return subprocess.Popen(
-            [sys.executable, "manage.py", "studio", *args],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-
-
-def wait_for_line(proc: subprocess.Popen, prefix: str, timeout: float = 60) -> str | None:
-    """The first stdout line starting with `prefix`, or None if the process ends first."""
-    lines: queue.Queue = queue.Queue()
-
-    def pump():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    while True:
-        line = lines.get(timeout=timeout)
-        if line is None or line.startswith(prefix):
-            return line
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    proc.stdout.close()
-
-
 def test_it_serves_pages_over_http(tmp_path):
     port = free_port()
-    proc = spawn_studio(tmp_path, "--port", str(port))
+    db = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    child = Child(db, "studio", "--port", str(port), env={"DEBUG": "1"})
     try:
-        line = wait_for_line(proc, READY)
-        assert line is not None, (tmp_path / "stderr.log").read_text()
-        url = line.removeprefix(READY).strip()
+        url = child.listening_url(timeout=60)
         assert url == f"http://127.0.0.1:{port}/"
 
         with httpx.Client(base_url=url, timeout=10) as http:
@@ -87,19 +37,21 @@ def test_it_serves_pages_over_http(tmp_path):
         # It migrated the (temporary) database first.
         assert (tmp_path / "db.sqlite3").exists()
     finally:
-        stop(proc)
-    assert proc.returncode == 0
+        code = child.terminate(timeout=10)
+    assert code == 0, child.stderr_tail()
 
 
 def test_it_fails_when_the_port_is_taken(tmp_path):
+    db = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        proc = spawn_studio(tmp_path, "--no-migrate", "--port", str(port))
+        child = Child(db, "studio", "--no-migrate", "--port", str(port), env={"DEBUG": "1"})
         try:
-            assert wait_for_line(proc, READY) is None
-            assert proc.wait(timeout=30) != 0
+            with pytest.raises(ChildExited):  # it ends without ever listening
+                child.wait_for(LISTENING, timeout=60)
+            assert child.wait_exit(timeout=30) != 0
         finally:
-            stop(proc)
-    assert f"could not listen on http://127.0.0.1:{port}/" in (tmp_path / "stderr.log").read_text()
+            child.stop()
+    assert any(f"could not listen on http://127.0.0.1:{port}/" in line for line in child.err)
