@@ -7,8 +7,6 @@ call that may have happened waits in the recovery inbox instead of running twice
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -20,6 +18,7 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
 from tests.support.children import studio
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,15 +43,6 @@ def kinds(session) -> list[str]:
         else:
             out.append(e.type)
     return out
-
-
-def wait_until(predicate, timeout: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

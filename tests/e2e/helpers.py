@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 from tests.support.children import Child
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 # Taken by every run into an ignored folder, so a test run changes no tracked file;
@@ -194,15 +195,6 @@ def unfinished_operations(session_id: str) -> list:
     from jaiweb.store.models import Operation
 
     return list(Operation.objects.filter(session_id=session_id, outcome__isnull=True))
-
-
-def wait_until(predicate, timeout: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def wait_run_finished(session_id: str, timeout: float = 30) -> None:
