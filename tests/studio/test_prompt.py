@@ -7,7 +7,7 @@ from django.test import Client
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Entry, Operation
-from tests.support.runs import park
+from tests.support.builders import park_operation
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def test_a_prompt_during_a_run_is_queued(client, alice, episode):
 
 
 def test_parked_is_409_waiting_for_an_admin_and_nothing_changes(client, alice, episode):
-    park(prompt_submit(session=episode, user=alice, text="first").operation_id)
+    park_operation(prompt_submit(session=episode, user=alice, text="first").operation_id)
     before = Entry.objects.filter(session=episode).count()
     client.force_login(alice)
     r = client.post(f"/sessions/{episode.id}/prompts", {"text": "more"}, **HX)

@@ -10,7 +10,7 @@ from jaiweb.agent.providers.offline import OfflineDirector
 from jaiweb.agent.tools import default_tools
 from jaiweb.store.leases import operation_claim
 from jaiweb.store.selectors import operation_records
-from jaiweb.store.services import operation_approval_decide, operation_park
+from jaiweb.store.services import operation_approval_decide
 from journal.recovery import fold_operation
 
 
@@ -42,11 +42,3 @@ def run_pending(*, events=None, decision: str = "approved") -> str | None:
         config=LoopConfig(context_budget=100_000, lease_seconds=60),
         sleep=decide,
     ).run()
-
-
-def park(operation_id: str, reason: str = "publish_panel may have run") -> None:
-    """Park an operation as a runner would: claim its lease, then hand it to the inbox."""
-    lease = operation_claim(
-        owner="test-runner", now=timezone.now(), lease_seconds=60, operation_id=operation_id
-    )
-    operation_park(operation_id=operation_id, fencing=lease.fencing, reason=reason)
