@@ -35,8 +35,9 @@ from jaiweb.store.services import operation_accept, operation_approval_decide, s
 from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage
 from journal.ids import result_entry_id
 from journal.recovery import fold_operation
-from tests.agent.test_crash_recovery import STORY, wait_until
 from tests.support.children import Child
+from tests.support.stories import STORY
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

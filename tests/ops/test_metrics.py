@@ -16,8 +16,8 @@ from jaiweb.ops.watchers import CountWebsockets, open_websockets
 from jaiweb.store.leases import lease_release, operation_claim
 from jaiweb.store.models import Entry, OperationRecord
 from jaiweb.store.services import operation_accept, operation_park, session_create
-from tests.agent.conftest import Harness
 from tests.support.children import settings_child, settings_of
+from tests.support.runs import Harness
 
 SAMPLE = re.compile(
     r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)"
