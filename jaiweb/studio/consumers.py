@@ -12,6 +12,7 @@ the model, a tool or a user typed is escaped the one way Django escapes it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import logging
@@ -24,7 +25,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import close_old_connections
-from django.template.loader import render_to_string
+from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -303,9 +304,15 @@ class SessionConsumer(AsyncWebsocketConsumer):
         return _step_line(f"step-{call_id}", label, tool=tool, done=finished, started_ms=started_ms)
 
 
+@functools.cache
+def _template(name: str):
+    """A template loaded once: the consumer renders one per delta per watcher."""
+    return get_template(name)
+
+
 def _fragment(name: str, **context: Any) -> str:
     """templates/studio/stream/<name>.html, autoescaped (its comment line stripped)."""
-    return render_to_string(f"studio/stream/{name}.html", context).strip()
+    return _template(f"studio/stream/{name}.html").render(context).strip()
 
 
 def _step_line(
@@ -336,4 +343,4 @@ def _assistant_text(entry: Any) -> str:
 
 def alert_html(message: str) -> str:
     """The page's #form-error box showing ``message`` (escaped), or emptied when it is ""."""
-    return render_to_string("studio/form-error.html", {"message": message}).strip()
+    return _template("studio/form-error.html").render({"message": message}).strip()
