@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import socket
-import time
 from datetime import datetime
 
 import httpx
@@ -186,13 +185,20 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
         freeze_outside_a_transaction(cluster, frozen, database, op3)
         owner, fencing, expires = lease_of(database, op3)
         assert fencing == 1 and f":{cluster.members[frozen].pid}:" in owner
-        cluster.add_runner()  # runner-4: the frozen one is alive, so it waits for the expiry
+        replacement = cluster.add_runner()  # the frozen one is alive: it waits for the expiry
         done = api_a.finished(op3)
         assert done["outcome"] == "completed"
         assert datetime.fromisoformat(done["finished_at"]) > expires
         assert lease_of(database, op3)[1] == 2  # one takeover: runner-4's claim
+        assert cluster.kill(replacement, signal.SIGTERM) == 0  # the frozen one alone is left
+        settled = (lease_of(database, op3), len(api_a.operation(op3)["records"]))
         cluster.kill(frozen, signal.SIGCONT, wait=False)  # wakes up: its lease is gone
-        time.sleep(1.5)
+        # The sentinel: a prompt only the woken runner can run. Its heartbeat's timer ran
+        # out while it was frozen, so it tried its lost lease at once on waking; by the time
+        # it has run a whole new prompt, that try is long over, and it changed nothing.
+        op4 = api_b.prompt(session_id, "/say 醒来之后")
+        assert api_a.finished(op4)["outcome"] == "completed"
+        assert (lease_of(database, op3), len(api_a.operation(op3)["records"])) == settled
         assert api_a.operation(op3)["outcome"] == "completed"
         cluster.kill(frozen, signal.SIGKILL)
         entries = api_a.http.get(f"/sessions/{session_id}/entries").json()
