@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "var" / "screenshots"
 PASSWORD = "e2e-Pass-word-93"
 TIMEOUT_MS = 20_000  # default wait for any hook to show up
+VIEWPORT = {"width": 1280, "height": 800}  # every page's
 
 
 # --- the studio child ------------------------------------------------------------------
