@@ -141,7 +141,7 @@ def bench_page(backend: str, args, summary: Summary) -> None:
     from bench.store import T0
     from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.studio.tree import PAGE
-    from tests.web.trees import big_tree_create
+    from tests.support.trees import big_tree_create
 
     owner = get_user_model().objects.create(username="bench-page")
     t = time.perf_counter()

@@ -24,6 +24,7 @@ from websockets.sync.client import connect as ws_connect
 
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.devtools.cluster import Cluster
+from tests.support.waiting import wait_until
 
 SETUP = """
 import json
@@ -79,16 +80,6 @@ def cluster_env(cluster_database, tmp_path):
         # database) is shared by both passes of ./dev test-all at once and by the bursts.
         "JAIWEB_PROMPTS_PER_MINUTE": "1000000",
     }
-
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def metrics(url: str) -> dict[str, float]:

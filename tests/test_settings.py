@@ -1,5 +1,4 @@
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,57 +8,13 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 from jaiweb.settings import env_bool, env_choice, env_int, parse_database_url
+from tests.support.children import clean_env, settings_child, settings_of
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # A production-grade key and feed secret (never used anywhere but these tests).
 PROD_KEY = "tEsT-oNlY-kEy-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEF"
 PROD_FEED = "test-only-feed-secret-0123456789abcdef"
 PROD = {"DEBUG": "0", "SECRET_KEY": PROD_KEY, "JAIWEB_FEED_SECRET": PROD_FEED}
-
-OURS = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS")
-
-DUMP = """
-import json
-import django
-django.setup()
-from django.conf import settings as s
-print(json.dumps({
-    "DEBUG": s.DEBUG,
-    "SECRET_KEY": s.SECRET_KEY,
-    "DATABASE": {k: str(v) for k, v in s.DATABASES["default"].items() if k != "TEST"},
-    "DATABASE_OPTIONS": {
-        k: ({n: (x.__name__ if callable(x) else x) for n, x in v.items()} if k == "pool" else v)
-        for k, v in s.DATABASES["default"]["OPTIONS"].items()
-    },
-    "CHANNEL_LAYERS": s.CHANNEL_LAYERS,
-    "ALLOWED_HOSTS": s.ALLOWED_HOSTS,
-    "CSRF_TRUSTED_ORIGINS": s.CSRF_TRUSTED_ORIGINS,
-    "SESSION_COOKIE_SECURE": s.SESSION_COOKIE_SECURE,
-    "CSRF_COOKIE_SECURE": s.CSRF_COOKIE_SECURE,
-    **{k: getattr(s, k) for k in dir(s) if k.startswith("JAIWEB_")},
-}))
-"""
-
-
-def start(**env: str) -> subprocess.CompletedProcess:
-    """Start Django in a child process with a clean jaiweb environment plus `env`."""
-    clean = {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("JAIWEB_")}
-    clean["DJANGO_SETTINGS_MODULE"] = "jaiweb.settings"
-    clean.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", DUMP],
-        env=clean,
-        cwd=BASE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def load(**env: str) -> dict:
-    r = start(**env)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
 
 
 @pytest.mark.parametrize(
@@ -88,7 +43,7 @@ def load(**env: str) -> dict:
     ],
 )
 def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
-    r = start(**{name: value})
+    r = settings_child(**{name: value})
     assert r.returncode != 0
     assert "ImproperlyConfigured" in r.stderr
     assert f"{name} " in r.stderr
@@ -96,12 +51,12 @@ def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
 
 
 def test_the_message_names_the_bound():
-    r = start(JAIWEB_LEASE_SECONDS="abc")
+    r = settings_child(JAIWEB_LEASE_SECONDS="abc")
     assert "JAIWEB_LEASE_SECONDS must be an integer >= 1, got 'abc'" in r.stderr
 
 
 def test_secret_key_is_required_without_debug():
-    r = start(DEBUG="0")
+    r = settings_child(DEBUG="0")
     assert r.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in r.stderr
 
@@ -113,13 +68,13 @@ def test_feed_secret_is_required_without_debug(feed_url):
     env = {"DEBUG": "off", "SECRET_KEY": PROD_KEY}
     if feed_url:
         env["JAIWEB_FEED_URL"] = feed_url
-    r = start(**env)
+    r = settings_child(**env)
     assert r.returncode != 0
     assert "ImproperlyConfigured: JAIWEB_FEED_SECRET must be set when DEBUG is off" in r.stderr
 
 
 def test_a_short_feed_secret_is_refused_without_debug():
-    r = start(**{**PROD, "JAIWEB_FEED_SECRET": "feed"})
+    r = settings_child(**{**PROD, "JAIWEB_FEED_SECRET": "feed"})
     assert r.returncode != 0
     assert "JAIWEB_FEED_SECRET must have at least 32 characters when DEBUG is off" in r.stderr
     assert "'feed'" not in r.stderr  # a secret is never echoed
@@ -135,7 +90,7 @@ def test_a_short_feed_secret_is_refused_without_debug():
     ],
 )
 def test_a_weak_secret_key_is_refused_without_debug(key):
-    r = start(**{**PROD, "SECRET_KEY": key})
+    r = settings_child(**{**PROD, "SECRET_KEY": key})
     assert r.returncode != 0
     assert "ImproperlyConfigured: SECRET_KEY must have at least 50 characters" in r.stderr
     assert key not in r.stderr
@@ -156,16 +111,18 @@ def test_the_development_secrets_are_random_per_installation(tmp_path):
     assert derived_secret(key, "feed-webhook") != derived_secret(key + "x", "feed-webhook")
     assert derived_secret(key, "feed-webhook") not in (key, "")
 
-    s = load()
+    s = settings_of()
     assert s["SECRET_KEY"] == (BASE_DIR / ".jaiweb-dev-secret-key").read_text().strip()
     assert s["SECRET_KEY"] != "jaiweb-dev-only-secret-key-never-use-in-production"
     assert s["JAIWEB_FEED_SECRET"] == derived_secret(s["SECRET_KEY"], "feed-webhook")
     assert s["JAIWEB_FEED_SECRET"] != "jaiweb-dev-only-feed-secret"
-    assert load(SECRET_KEY="mine")["JAIWEB_FEED_SECRET"] == derived_secret("mine", "feed-webhook")
+    assert settings_of(SECRET_KEY="mine")["JAIWEB_FEED_SECRET"] == derived_secret(
+        "mine", "feed-webhook"
+    )
 
 
 def test_defaults():
-    s = load()
+    s = settings_of()
     assert s["DEBUG"] is True
     assert s["SECRET_KEY"]
     assert s["DATABASE"]["ENGINE"] == "django.db.backends.sqlite3"
@@ -184,7 +141,7 @@ def test_defaults():
 
 
 def test_good_values_parse():
-    s = load(
+    s = settings_of(
         DEBUG="False",
         SECRET_KEY=PROD_KEY,
         DATABASE_URL="postgresql://jai:p%40ss@db.example:6543/studio?sslmode=require",
@@ -218,11 +175,11 @@ def test_good_values_parse():
     # Django then gives the pool check=ConnectionPool.check_connection: no dead connection
     # is handed out after the server ended backends.
     assert s["DATABASE"]["CONN_HEALTH_CHECKS"] == "True"
-    unpooled = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="0")
+    unpooled = settings_of(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="0")
     assert "pool" not in unpooled["DATABASE_OPTIONS"]
-    sized = load(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="5")
+    sized = settings_of(DATABASE_URL="postgres://jai@db.example/studio", JAIWEB_DB_POOL="5")
     assert sized["DATABASE_OPTIONS"]["pool"]["max_size"] == 5
-    assert "pool" not in load()["DATABASE_OPTIONS"]  # SQLite: a file, no pool
+    assert "pool" not in settings_of()["DATABASE_OPTIONS"]  # SQLite: a file, no pool
     assert s["CHANNEL_LAYERS"]["default"] == {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {
@@ -253,7 +210,7 @@ def test_good_values_parse():
 
 
 def test_openai_api_key_never_switches_providers():
-    s = load(OPENAI_API_KEY="sk-stray")
+    s = settings_of(OPENAI_API_KEY="sk-stray")
     assert s["JAIWEB_LLM_MODEL"] is None
     assert s["JAIWEB_LLM_API_KEY"] is None
     assert "sk-stray" not in json.dumps(s)
@@ -345,27 +302,24 @@ def test_the_database_is_durable_on_commit():
 
 
 def test_production_is_one_environment_away():
-    dev = load()
+    dev = settings_of()
     assert dev["DEBUG"] is True and dev["SESSION_COOKIE_SECURE"] is False
-    prod = load(**PROD)
+    prod = settings_of(**PROD)
     assert prod["DEBUG"] is False
     assert prod["SESSION_COOKIE_SECURE"] is True and prod["CSRF_COOKIE_SECURE"] is True
-    plain_http = load(**PROD, JAIWEB_HTTPS="0")
+    plain_http = settings_of(**PROD, JAIWEB_HTTPS="0")
     assert plain_http["SESSION_COOKIE_SECURE"] is False
 
 
 def test_check_deploy_is_clean_in_the_documented_production_environment():
     """docs/DEPLOY.md §2 behind its TLS-terminating proxy: no warning (issue 14.10). W005,
     W008 and W021 are silenced in settings.py, each with the reason it does not apply."""
-    clean = {k: v for k, v in os.environ.items() if k not in OURS and not k.startswith("JAIWEB_")}
-    env = {
-        **clean,
+    env = clean_env(
         **PROD,
-        "DJANGO_SETTINGS_MODULE": "jaiweb.settings",
-        "JAIWEB_PUBLIC_URL": "https://comics.example.com/",
-        "ALLOWED_HOSTS": "comics.example.com,127.0.0.1",
-        "JAIWEB_HTTPS": "1",
-    }
+        JAIWEB_PUBLIC_URL="https://comics.example.com/",
+        ALLOWED_HOSTS="comics.example.com,127.0.0.1",
+        JAIWEB_HTTPS="1",
+    )
     r = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         env=env,

@@ -7,7 +7,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from jaiweb.agent.providers.base import (
     Provider,
@@ -23,19 +23,44 @@ from journal.entries import ContextMessage, ToolCall
 _CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+def start_timer(delay: float, fire: Callable[[], None]) -> Cancellable:
+    """``fire()`` on a daemon thread after ``delay`` seconds, unless cancelled first."""
+    timer = threading.Timer(delay, fire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 class DeltaCoalescer:
     """Streamed text out as deltas: the first piece at once, then at most one delta per
     ``interval`` — and no piece held longer than that, even when the model stalls (a
-    timer sends what waits, so text never sits behind a slow next token)."""
+    timer sends what waits, so text never sits behind a slow next token).
 
-    def __init__(self, emit: Callable[[str], None], interval: float) -> None:
+    ``clock`` (monotonic seconds) and ``timer`` (``timer(delay, fire)`` → something with
+    ``cancel()``) are the real ones unless a test passes a fake clock's.
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        interval: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        timer: Callable[[float, Callable[[], None]], Cancellable] = start_timer,
+    ) -> None:
         self._emit = emit
         self._interval = interval
+        self._clock = clock
+        self._start_timer = timer
         self._lock = threading.Lock()  # the stream's thread and the timer's: deltas in order
         self._pending = ""
         self._last = 0.0
         self._first = True
-        self._timer: threading.Timer | None = None
+        self._timer: Cancellable | None = None
 
     def add(self, text: str) -> bool:
         """Queue ``text``; True when it was the first piece (sent at once)."""
@@ -45,13 +70,11 @@ class DeltaCoalescer:
                 self._first = False
                 self._send()
                 return True
-            wait = self._last + self._interval - time.monotonic()
+            wait = self._last + self._interval - self._clock()
             if wait <= 0:
                 self._send()
             elif self._timer is None:
-                self._timer = threading.Timer(wait, self._on_time)
-                self._timer.daemon = True
-                self._timer.start()
+                self._timer = self._start_timer(wait, self._on_time)
         return False
 
     def flush(self) -> None:
@@ -69,7 +92,7 @@ class DeltaCoalescer:
     def _send(self) -> None:
         if self._pending:
             self._emit(self._pending)
-        self._pending, self._last = "", time.monotonic()
+        self._pending, self._last = "", self._clock()
 
 
 def stream_reply(

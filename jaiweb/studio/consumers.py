@@ -5,14 +5,19 @@ handshake, as for a session that does not exist. Events come from the runner (nu
 and from web requests (unnumbered: "re-read"); streamed text is appended as it comes,
 everything else is re-rendered from the journal for this watcher, in their language. A
 gap in the numbers, a restarted runner, a reconnect: all end in the same re-read.
+Every fragment is a template (templates/studio/stream/, studio/form-error.html), so what
+the model, a tool or a user typed is escaped the one way Django escapes it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -20,8 +25,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import close_old_connections
+from django.template.loader import get_template
 from django.utils import translation
-from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
@@ -100,12 +105,32 @@ CATCH_UP_INTERVAL = 0.2
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
+    # The timers' clock: monotonic seconds, and a sleep on that clock. The real ones unless
+    # given (``as_asgi(clock=…, sleep=…)``, or a test setting a fake clock's on the class).
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+    sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
+
     group: str | None = None
     catching_up: asyncio.Task | None = None
-    settle: asyncio.TimerHandle | None = None
+    settle: asyncio.Task | None = None  # the catch-up once a burst of events has settled
+    settle_at = 0.0  # when it is due (``clock``): SETTLE_SECONDS after the last event
     sent: int | None = None  # hash of the regions last sent: an unchanged journal sends nothing
     force = False  # the next pass sends even regions this watcher already has
-    last_pass = float("-inf")  # when the last catch-up pass started (the loop's clock)
+    last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
+
+    def __init__(
+        self,
+        *args: Any,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        if clock is not None:
+            self.clock = clock
+        if sleep is not None:
+            self.sleep = sleep
+        self._retries = itertools.count(1)
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -155,7 +180,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             # ("[" * 2000), and escaped as a 1011 close with a traceback (the fuzz test).
             with translation.override(self.language):
                 text = _("The page sent a message the server did not understand; nothing changed.")
-            await self.send(text_data=_alert(text))
+            await self.send(text_data=alert_html(text))
             return
         await self.catch_up()
 
@@ -182,12 +207,12 @@ class SessionConsumer(AsyncWebsocketConsumer):
         while self.again:
             # The rest of a burst waits out the interval since the last pass, then goes
             # in one pass; a change after a quiet spell goes at once.
-            wait = self.last_pass + CATCH_UP_INTERVAL - loop.time()
+            wait = self.last_pass + CATCH_UP_INTERVAL - self.clock()
             if wait > 0:
-                await asyncio.sleep(wait)
+                await self.sleep(wait)
             self.again = False
             force, self.force = self.force, False
-            self.last_pass = loop.time()
+            self.last_pass = self.clock()
             html = await loop.run_in_executor(
                 _RENDERERS, _regions_on_a_renderer, self.session_id, self.language
             )
@@ -200,14 +225,20 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 self.sent = hash(html)
 
     def _settle_later(self) -> None:
-        if self.settle is not None:
-            self.settle.cancel()
-        self.settle = asyncio.get_running_loop().call_later(SETTLE_SECONDS, self._settled)
+        """A catch-up SETTLE_SECONDS after the last event: each event moves it on (one task
+        per burst waits for it, not one timer per event)."""
+        self.settle_at = self.clock() + SETTLE_SECONDS
+        if self.settle is None or self.settle.done():
+            self.settle = asyncio.ensure_future(self._settle_when_quiet())
+
+    async def _settle_when_quiet(self) -> None:
+        while (left := self.settle_at - self.clock()) > 0:
+            await self.sleep(left)
+        self._settled()
 
     def _settled(self) -> None:
         # Forced: the page may have swapped in an older copy meanwhile (an HTMX
         # response that raced a live pass); this pass leaves it on the journal's state.
-        self.settle = None
         self.force = True
         self._catch_up_soon()
 
@@ -222,17 +253,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 await self.catch_up()
         kind = event.get("type")
         if kind == "text_delta":
-            text = escape(str(event.get("text", "")))
-            await self.send(
-                text_data=f'<div hx-swap-oob="beforeend:#stream-text"><span>{text}</span></div>'
-            )
+            await self.send(text_data=_fragment("delta", text=str(event.get("text", ""))))
             return
         if kind == "operation_started":
             self.replies = []
-            await self.send(
-                text_data='<div id="stream-text" hx-swap-oob="true"></div>'
-                '<ul id="stream-steps" hx-swap-oob="true"></ul>'
-            )
+            await self.send(text_data=_fragment("started"))
         elif kind == "entry_committed":
             reply = _assistant_text(event.get("entry"))
             if reply:
@@ -240,10 +265,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 # watcher missed (a full channel, a reconnect) is healed at the commit.
                 # One paragraph per reply; the next reply's deltas follow the last one.
                 self.replies.append(reply)
-                paragraphs = "".join(f"<p>{escape(r)}</p>" for r in self.replies)
-                await self.send(
-                    text_data=f'<div id="stream-text" hx-swap-oob="true">{paragraphs}</div>'
-                )
+                await self.send(text_data=_fragment("replies", replies=self.replies))
         elif kind == "tool_started":
             await self.send(text_data=self._step(event, finished=False))
             return  # nothing in the journal changed that the regions show
@@ -252,7 +274,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif kind == "model_retry":
             with translation.override(self.language):
                 line = _("The model's answer broke off; asking again.")
-            await self.send(text_data=_step_line(f"retry-{time.monotonic_ns()}", escape(line)))
+            attempt = event.get("attempt_id")
+            which = f"{event.get('operation_id', '')}-{attempt}" if attempt else next(self._retries)
+            await self.send(text_data=_step_line(f"retry-{which}", line))
             return
         elif kind == "operation_finished":
             with translation.override(self.language):
@@ -261,9 +285,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 error = (event.get("error") or {}).get("message")
                 if error:
                     line += f" — {error}"
-            await self.send(
-                text_data=_step_line(f"end-{event.get('operation_id', '')}", escape(line))
-            )
+            await self.send(text_data=_step_line(f"end-{event.get('operation_id', '')}", line))
         self._catch_up_soon()
 
     def _step(self, event: dict[str, Any], *, finished: bool) -> str:
@@ -277,22 +299,36 @@ class SessionConsumer(AsyncWebsocketConsumer):
                     if event.get("is_error")
                     else _("done: %(tool)s") % {"tool": tool}
                 )
-        timer = (
-            ""
-            if finished
-            else f' <span class="elapsed" data-started="{int(time.time() * 1000)}"></span>'
-        )
-        return _step_line(f"step-{call_id}", escape(label) + timer, tool=tool, done=finished)
+        # When it started, for the page's ticking "(n s)": the browser's clock, the epoch's.
+        started_ms = None if finished else int(time.time() * 1000)
+        return _step_line(f"step-{call_id}", label, tool=tool, done=finished, started_ms=started_ms)
 
 
-def _step_line(element_id: str, html: str, *, tool: str = "", done: bool = True) -> str:
-    """One line of the run's progress; the same id replaces it when the step ends."""
+@functools.cache
+def _template(name: str):
+    """A template loaded once: the consumer renders one per delta per watcher."""
+    return get_template(name)
+
+
+def _fragment(name: str, **context: Any) -> str:
+    """templates/studio/stream/<name>.html, autoescaped (its comment line stripped)."""
+    return _template(f"studio/stream/{name}.html").render(context).strip()
+
+
+def _step_line(
+    element_id: str, label: str, *, tool: str = "", done: bool = True, started_ms: int | None = None
+) -> str:
+    """One line of the run's progress, appended; a tool's step that ended replaces the line
+    its start appended (the same id)."""
     safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in element_id)
-    attrs = f'id="{safe_id}" data-tool="{escape(tool)}" data-done="{str(done).lower()}"'
-    return (
-        f'<div hx-swap-oob="beforeend:#stream-steps"><li {attrs}>{html}</li></div>'
-        if not done or not tool
-        else f'<li {attrs} hx-swap-oob="true">{html}</li>'
+    return _fragment(
+        "step",
+        id=safe_id,
+        tool=tool,
+        done=done,
+        label=label,
+        started_ms=started_ms,
+        replace=done and bool(tool),
     )
 
 
@@ -305,5 +341,6 @@ def _assistant_text(entry: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _alert(text: str) -> str:
-    return f'<div id="form-error" role="alert" hx-swap-oob="true"><p>{escape(text)}</p></div>'
+def alert_html(message: str) -> str:
+    """The page's #form-error box showing ``message`` (escaped), or emptied when it is ""."""
+    return _template("studio/form-error.html").render({"message": message}).strip()

@@ -11,18 +11,15 @@ from jaiweb.render.selectors import wallet_balance
 from jaiweb.store.selectors import app_state_at, branch_get, children_rows
 from jaiweb.store.services import rewind_append
 from journal.entries import AssistantMessage, MessageEntry
-from tests.agent.test_loop import approve_when_asked
+from tests.support.runs import decide_when_asked
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP
 
 pytestmark = pytest.mark.django_db
-
-LOLLIPOP = "画一张猪猪侠在武林大会擂台上对决超人强，掏出超级棒棒糖吃下！"
-LAXATIVE = "先别正经打，画一格搞笑支线：迷糊老师不小心把棒棒糖拿错了，给猪猪侠吃了一颗过期泻药丸！"
-FINISHER = "使出绝招降龙十巴掌，一掌拍飞超人强！"
 
 
 def play(harness, prompt: str) -> str:
     op = harness.prompt(prompt)
-    outcome = harness.run(OfflineDirector(), sleep=approve_when_asked(op, ("approved", False)))
+    outcome = harness.run(OfflineDirector(), sleep=decide_when_asked(op, ("approved", False)))
     assert outcome == "finished"
     return op
 

@@ -7,8 +7,6 @@ call that may have happened waits in the recovery inbox instead of running twice
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -19,11 +17,12 @@ from jaiweb.render.models import LedgerEntry
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
-from tests.agent.processes import studio
+from tests.support.children import studio
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP, STORY
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-STORY = "吃下超级棒棒糖，上擂台对决超人强！"
 CRASH_FREE_SHAPE = [
     "user",
     "assistant",
@@ -44,15 +43,6 @@ def kinds(session) -> list[str]:
         else:
             out.append(e.type)
     return out
-
-
-def wait_until(predicate, timeout: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -312,7 +302,6 @@ def test_a_crash_in_the_finishing_move_of_the_whole_story(point, auto_session, e
     from jaiweb.render.models import RenderJob
     from jaiweb.store.selectors import app_state_at, branch_get
     from jaiweb.store.services import rewind_append
-    from tests.agent.test_article_story import FINISHER, LAXATIVE, LOLLIPOP
 
     run_here(operation_accept(session_id=auto_session.id, text=LOLLIPOP).operation_id)
     auto_session.refresh_from_db()

@@ -11,16 +11,15 @@ from jaiweb.agent.streaming import normalize_calls
 from jaiweb.render.models import LedgerEntry
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import credits_grant, wallet_get_or_create
-from jaiweb.store.selectors import app_state_at, operation_records
+from jaiweb.store.selectors import app_state_at
 from jaiweb.store.services import (
     operation_accept,
-    operation_approval_decide,
     operation_stop_request,
     session_create,
 )
 from journal.ids import idempotency_key, result_entry_id
-from journal.recovery import fold_operation
 from tests.agent.scripted import CUT, REFUSED, ScriptedProvider, calls, text
+from tests.support.runs import decide_when_asked
 
 pytestmark = pytest.mark.django_db
 
@@ -30,27 +29,6 @@ KUNG_FU = {
     "skill": "降龙十巴掌",
     "mood": "得意",
 }
-
-
-def approve_when_asked(op_id: str, *decisions: tuple[str, bool]):
-    """A ``sleep`` for the loop that answers each approval request like a user would."""
-    pending = list(decisions)
-
-    def sleep(_seconds):
-        log = fold_operation(operation_records(operation_id=op_id))
-        for call_id, call in log.calls.items():
-            if call.approval == "pending" and pending:
-                decision, auto = pending.pop(0)
-                operation_approval_decide(
-                    operation_id=op_id,
-                    tool_call_id=call_id,
-                    decision=decision,
-                    by="alice",
-                    auto_from_now=auto,
-                )
-                return
-
-    return sleep
 
 
 def test_plain_reply(harness):
@@ -125,7 +103,7 @@ def test_several_tool_calls_each_get_their_own_t1_and_t2(harness):
 def test_approval_granted(harness):
     op = harness.prompt("画一格")
     provider = ScriptedProvider(calls(("generate_image", {"prompt": "擂台"})), text("好"))
-    assert harness.run(provider, sleep=approve_when_asked(op, ("approved", False))) == "finished"
+    assert harness.run(provider, sleep=decide_when_asked(op, ("approved", False))) == "finished"
     assert harness.record_types(op) == [
         "operation_accepted",
         "model_attempted",
@@ -144,7 +122,7 @@ def test_approval_granted(harness):
 def test_approval_denied_writes_a_result_and_no_t1(harness):
     op = harness.prompt("画一格")
     provider = ScriptedProvider(calls(("generate_image", {"prompt": "擂台"})), text("好吧"))
-    assert harness.run(provider, sleep=approve_when_asked(op, ("denied", False))) == "finished"
+    assert harness.run(provider, sleep=decide_when_asked(op, ("denied", False))) == "finished"
     types = harness.record_types(op)
     assert "tool_dispatched" not in types and "approval_decided" in types
     result = harness.entries()[2].message
@@ -159,7 +137,7 @@ def test_approve_and_dont_ask_again_switches_the_mode_in_app_state(harness):
         calls(("generate_image", {"prompt": "一"}), ("generate_image", {"prompt": "二"})),
         text("两格都画好了"),
     )
-    assert harness.run(provider, sleep=approve_when_asked(op, ("approved", True))) == "finished"
+    assert harness.run(provider, sleep=decide_when_asked(op, ("approved", True))) == "finished"
     types = harness.record_types(op)
     assert types.count("approval_requested") == 1 and types.count("tool_dispatched") == 2
     assert harness.entry_kinds() == [

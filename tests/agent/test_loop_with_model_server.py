@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agent.sse_server import fake_llm as fake_llm  # the fixture
-from tests.agent.test_openai_provider import call_piece, chunk, provider, text, usage_chunk
+from tests.support.model_server import call_piece, chunk, provider, text, usage_chunk
+from tests.support.model_server import fake_llm as fake_llm  # the fixture
 
 pytestmark = pytest.mark.django_db
 

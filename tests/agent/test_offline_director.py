@@ -28,13 +28,11 @@ from journal.entries import (
     Usage,
     UserMessage,
 )
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP
 
 TOOL_NAMES = ("set_character_state", "generate_image", "publish_panel", "list_panels")
 TOOLS = [ToolSpec(name, f"the {name} tool", {"type": "object"}) for name in TOOL_NAMES]
 
-LOLLIPOP = "画一张猪猪侠在武林大会擂台上对决超人强，掏出超级棒棒糖吃下！"
-LAXATIVE = "先别正经打，画一格搞笑支线：迷糊老师不小心把棒棒糖拿错了，给猪猪侠吃了一颗过期泻药丸！"
-FINISHER = "使出绝招降龙十巴掌，一掌拍飞超人强！"
 KUNG_FU = {
     "character": "猪猪侠",
     "buff": "超级棒棒糖(功夫大师)",

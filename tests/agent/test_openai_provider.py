@@ -25,10 +25,9 @@ from journal.entries import (
     Usage,
     UserMessage,
 )
-from tests.agent.sse_server import FakeLLMServer
-from tests.agent.sse_server import fake_llm as fake_llm  # the fixture
+from tests.support.model_server import MODEL, call_piece, chunk, provider, text, usage_chunk
+from tests.support.model_server import fake_llm as fake_llm  # the fixture
 
-MODEL = "comic-model-1"
 PROMPT = "吃下超级棒棒糖，上擂台对决超人强！"
 IMAGE_TOOL = ToolSpec(
     name="generate_image",
@@ -39,53 +38,6 @@ IMAGE_TOOL = ToolSpec(
         "required": ["prompt"],
     },
 )
-
-
-def provider(server: FakeLLMServer, **kwargs) -> OpenAICompatProvider:
-    kwargs.setdefault("api_key", "sk-test")
-    return OpenAICompatProvider(model=MODEL, base_url=server.base_url, timeout=2.0, **kwargs)
-
-
-def chunk(delta: dict | None = None, finish: str | None = None, **extra) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": MODEL,
-        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
-        **extra,
-    }
-
-
-def text(piece: str) -> dict:
-    return chunk({"content": piece})
-
-
-def usage_chunk(prompt: int, completion: int) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": MODEL,
-        "choices": [],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
-
-
-def call_piece(index: int | None, *, id=None, name=None, arguments: str = "") -> dict:
-    piece: dict = {"function": {"arguments": arguments}}
-    if index is not None:
-        piece["index"] = index
-    if id is not None:
-        piece["id"] = id
-        piece["type"] = "function"
-    if name is not None:
-        piece["function"]["name"] = name
-    return chunk({"tool_calls": [piece]})
 
 
 def user(content: str = PROMPT) -> list:

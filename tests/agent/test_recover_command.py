@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from jaiweb.store.models import Operation
-from tests.agent.crashes import left_by_a_crash
+from tests.support.builders import left_by_a_crash
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

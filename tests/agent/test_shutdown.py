@@ -16,7 +16,7 @@ from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, operation_approval_decide, session_create
 from journal.recovery import fold_operation
-from tests.agent.processes import studio
+from tests.support.children import studio
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

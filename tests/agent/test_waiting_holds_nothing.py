@@ -4,7 +4,6 @@ ninth session, and a decision (or a stop) wakes a runner that finishes the run."
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -53,13 +52,13 @@ def test_eight_undecided_approvals_do_not_hold_back_another_users_prompt(alice, 
     wait_until(
         lambda: all(waiting(op) for op in ops), 30, "the eight runs to wait, holding nothing"
     )
+    # Not one of the runner's four workers is still on them: a run that waits holds none
+    # (were they kept, even for a while, this would be the wait to see it, not alice's).
+    wait_until(lambda: runner._in_hand == 0, 30, "the workers to let the waiting runs go")
     session = session_create(owner=alice, title="meanwhile")
-    started = time.monotonic()
     op = prompt_submit(session=session, user=alice, text="/say 你好").operation_id
     wait_until(lambda: Operation.objects.get(pk=op).outcome, 30, "alice's run to finish")
-    took = time.monotonic() - started
     assert Operation.objects.get(pk=op).outcome == "completed"
-    assert took < 2, f"alice's prompt took {took:.2f} s behind eight waiting runs"
     for waited in ops:  # still waiting, and no claims spent on them meanwhile
         row = Operation.objects.get(pk=waited)
         assert row.outcome is None and row.lease_owner is None and row.attempts == 0

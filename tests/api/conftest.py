@@ -8,16 +8,12 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 from django.test import Client
-from django.utils import timezone
 
 from jaiweb.accounts.services import api_token_create
-from jaiweb.store.leases import lease_release, operation_claim
-from jaiweb.store.services import operation_accept, operation_park, run_append, session_create
-from journal.entries import AssistantMessage, MessageEntry
-from journal.records import ApprovalRequested, ModelAttempted
-from tests.agent.conftest import Harness
-from tests.agent.crashes import left_by_a_crash
+from jaiweb.store.services import operation_accept, session_create
 from tests.agent.scripted import ScriptedProvider, text
+from tests.support.builders import PANEL_ARGS, awaiting_approval, park_operation, parked_call
+from tests.support.runs import Harness
 
 BASE = "/api/v1"
 
@@ -121,53 +117,15 @@ def start_run(session) -> str:
 def park(session) -> str:
     """An operation handed to the recovery inbox (not a call: the operation as a whole)."""
     op = start_run(session)
-    lease = operation_claim(owner="test", now=timezone.now(), lease_seconds=60, operation_id=op)
-    operation_park(operation_id=op, fencing=lease.fencing, reason="the log needs a look")
+    park_operation(op, reason="the log needs a look", owner="test")
     return op
 
 
 def park_a_call(session) -> str:
     """A publish_panel call whose runner died after T1: parked, waiting for staff."""
-    op = left_by_a_crash(session, call="publish_panel")
-    lease = operation_claim(owner="test", now=timezone.now(), lease_seconds=60, operation_id=op)
-    operation_park(operation_id=op, fencing=lease.fencing, reason="publish_panel may have run")
-    return op
+    return parked_call(session, args=PANEL_ARGS, reason="publish_panel may have run")
 
 
 def await_approval(session, call_id: str = "call_1") -> str:
     """A run that asks its owner before a paid tool call."""
-    got = operation_accept(session_id=session.id, text="画一格")
-    op, now = got.operation_id, timezone.now()
-    lease = operation_claim(owner="test", now=now, lease_seconds=60, operation_id=op)
-    reply = MessageEntry(
-        id="A" + op[-6:],
-        parent_id=got.input_entry_id,
-        timestamp=now,
-        message=AssistantMessage(
-            content="画",
-            tool_calls=[{"id": call_id, "name": "generate_image", "arguments": {"prompt": "猪"}}],
-            stop_reason="tool_use",
-        ),
-    )
-    run_append(
-        operation_id=op,
-        fencing=lease.fencing,
-        records=[
-            ModelAttempted(
-                operation_id=op,
-                timestamp=now,
-                attempt_id="a1",
-                assistant_entry_id=reply.id,
-                model="m",
-            )
-        ],
-    )
-    run_append(
-        operation_id=op,
-        fencing=lease.fencing,
-        entries=[reply],
-        expected_leaf_id=got.input_entry_id,
-        records=[ApprovalRequested(operation_id=op, timestamp=now, tool_call_id=call_id, cost=10)],
-    )
-    lease_release(lease=lease)
-    return op
+    return awaiting_approval(session, call_id)

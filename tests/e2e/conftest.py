@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.e2e.helpers import TIMEOUT_MS, Studio
+from tests.e2e.helpers import TIMEOUT_MS, VIEWPORT, Studio
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -38,7 +38,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-VIEWPORT = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="module", autouse=True)

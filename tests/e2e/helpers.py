@@ -8,15 +8,16 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.agent.processes import Child
+from tests.support.children import Child
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 # Taken by every run into an ignored folder, so a test run changes no tracked file;
 # `./dev screenshots` copies the README's pictures to docs/screenshots/ on purpose.
 SCREENSHOTS = ROOT / "var" / "screenshots"
-LISTENING = "jaiweb studio listening on "
 PASSWORD = "e2e-Pass-word-93"
 TIMEOUT_MS = 20_000  # default wait for any hook to show up
+VIEWPORT = {"width": 1280, "height": 800}  # every page's
 
 
 # --- the studio child ------------------------------------------------------------------
@@ -51,9 +52,7 @@ class Studio:
         )
         self.child = child
         self.children.append(child)
-        child.wait_for(LISTENING, timeout)
-        line = next(line for line in child.out + child.err if LISTENING in line)
-        self.url = line.split(LISTENING, 1)[1].strip().rstrip("/")
+        self.url = child.listening_url(timeout).rstrip("/")
         self.port = int(self.url.rsplit(":", 1)[1])
         return self.url
 
@@ -197,15 +196,6 @@ def unfinished_operations(session_id: str) -> list:
     from jaiweb.store.models import Operation
 
     return list(Operation.objects.filter(session_id=session_id, outcome__isnull=True))
-
-
-def wait_until(predicate, timeout: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def wait_run_finished(session_id: str, timeout: float = 30) -> None:

@@ -20,8 +20,7 @@ import pytest
 
 from jaiweb.devtools.cluster import Cluster
 from tests.clusters import SETUP, Api, lease_of, metrics, wait_until
-from tests.e2e.conftest import VIEWPORT
-from tests.e2e.helpers import panels, wait_ws_open
+from tests.e2e.helpers import VIEWPORT, panels, wait_ws_open
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -20,8 +18,10 @@ from collections import Counter
 import httpx
 import pytest
 
-from jaiweb.devtools.cluster import ROOT, Cluster
-from tests.clusters import SETUP, wait_until
+from jaiweb.devtools.cluster import Cluster
+from tests.clusters import SETUP
+from tests.support import children
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -106,16 +106,9 @@ def settle_and_count(url: str, token: str, accepted: dict[str, list[str]]) -> No
 
 
 def manage(env: dict, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    done = children.manage(None, *args, base_env=env, timeout=300)
+    assert done.returncode == 0, done.stderr_tail()
+    return "\n".join(done.out)
 
 
 def test_a_burst_on_the_embedded_studio(tmp_path):
@@ -131,29 +124,15 @@ def test_a_burst_on_the_embedded_studio(tmp_path):
     env.pop("REDIS_URL", None)
     manage(env, "migrate", "-v", "0")
     secrets = json.loads(manage(env, "shell", "-c", SETUP).strip().splitlines()[-1])
-    studio = subprocess.Popen(
-        [sys.executable, "manage.py", "studio", "--port", "0", "--no-migrate", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    studio = children.studio(None, base_env=env)
     try:
-        url = None
-        for line in studio.stdout:
-            if "jaiweb studio listening on " in line:
-                url = line.split("listening on ", 1)[1].strip().rstrip("/") + "/"
-                break
-        assert url, "the studio never listened"
-        threading.Thread(target=lambda: [None for _ in studio.stdout], daemon=True).start()
+        url = studio.listening_url(timeout=120)
         started = time.monotonic()
         accepted = burst([url], secrets["token"])
         settle_and_count(url, secrets["token"], accepted)
         print(f"embedded studio burst: {time.monotonic() - started:.1f} s")
     finally:
-        studio.kill()
-        studio.wait(timeout=30)
+        studio.stop()
 
 
 def test_a_burst_on_a_cluster(cluster_env, tmp_path):

@@ -14,15 +14,12 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
-import time
 from datetime import datetime
 
 import httpx
 import pytest
 
-from jaiweb.devtools.cluster import ROOT, Cluster, ClusterError
+from jaiweb.devtools.cluster import Cluster, ClusterError
 from tests.clusters import (
     SETUP,
     Api,
@@ -30,8 +27,9 @@ from tests.clusters import (
     freeze_outside_a_transaction,
     lease_of,
     metrics,
-    wait_until,
 )
+from tests.support import children
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -49,38 +47,22 @@ def env(cluster_env):
 def test_the_command_refuses_sqlite_and_the_in_memory_layer(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path}/db.sqlite3"
-    done = subprocess.run(
-        [sys.executable, "manage.py", "cluster", "--logs", str(tmp_path / "logs")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = children.manage(None, "cluster", "--logs", str(tmp_path / "logs"), base_env=env)
     assert done.returncode == 1
-    assert "DATABASE_URL must be a postgres:// URL" in done.stderr
-    assert "REDIS_URL must be set" in done.stderr
-    assert "in-memory channel layer" in done.stderr
+    stderr = "\n".join(done.err)
+    assert "DATABASE_URL must be a postgres:// URL" in stderr
+    assert "REDIS_URL must be set" in stderr
+    assert "in-memory channel layer" in stderr
     assert not (tmp_path / "db.sqlite3").exists()  # refused before migrating anything
 
 
 def test_the_command_starts_everything_and_stops_cleanly_on_sigterm(env, tmp_path):
     logs = tmp_path / "logs"
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "cluster", "--port", "0", "--logs", str(logs)],
-        cwd=ROOT,
-        env={**env, "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
+    proc = children.Child(None, "cluster", "--port", "0", "--logs", str(logs), base_env=env)
     try:
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if line.startswith("jaiweb cluster ready"):
-                break
-        assert lines and lines[-1].startswith("jaiweb cluster ready: 2 web, 1 runner"), lines
+        ready = proc.wait_for("jaiweb cluster ready", timeout=120)
+        lines = proc.out[: proc.out.index(ready) + 1]
+        assert ready.startswith("jaiweb cluster ready: 2 web, 1 runner"), lines
         rows = {line.split()[0]: line.split() for line in lines if " pid " in line}
         assert set(rows) == {"web-1", "web-2", "runner-1"}
         pids = {name: int(row[2]) for name, row in rows.items()}
@@ -91,13 +73,11 @@ def test_the_command_starts_everything_and_stops_cleanly_on_sigterm(env, tmp_pat
             assert httpx.get(url + "static/admin/css/base.css", timeout=10).status_code == 200
             assert rows[name][-1] == str(logs / f"{name}.log")
         assert "runner" in rows["runner-1"][3]
-        proc.send_signal(signal.SIGTERM)
-        rest = proc.communicate(timeout=30)[0]
+        code = proc.terminate(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, rest
+        proc.stop()
+    rest = "\n".join(proc.out[len(lines) :] + proc.err)
+    assert code == 0, rest
     assert "jaiweb cluster stopped: web-1 0, web-2 0, runner-1 0" in rest
     for pid in pids.values():
         with pytest.raises(ProcessLookupError):
@@ -205,13 +185,20 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
         freeze_outside_a_transaction(cluster, frozen, database, op3)
         owner, fencing, expires = lease_of(database, op3)
         assert fencing == 1 and f":{cluster.members[frozen].pid}:" in owner
-        cluster.add_runner()  # runner-4: the frozen one is alive, so it waits for the expiry
+        replacement = cluster.add_runner()  # the frozen one is alive: it waits for the expiry
         done = api_a.finished(op3)
         assert done["outcome"] == "completed"
         assert datetime.fromisoformat(done["finished_at"]) > expires
         assert lease_of(database, op3)[1] == 2  # one takeover: runner-4's claim
+        assert cluster.kill(replacement, signal.SIGTERM) == 0  # the frozen one alone is left
+        settled = (lease_of(database, op3), len(api_a.operation(op3)["records"]))
         cluster.kill(frozen, signal.SIGCONT, wait=False)  # wakes up: its lease is gone
-        time.sleep(1.5)
+        # The sentinel: a prompt only the woken runner can run. Its heartbeat's timer ran
+        # out while it was frozen, so it tried its lost lease at once on waking; by the time
+        # it has run a whole new prompt, that try is long over, and it changed nothing.
+        op4 = api_b.prompt(session_id, "/say 醒来之后")
+        assert api_a.finished(op4)["outcome"] == "completed"
+        assert (lease_of(database, op3), len(api_a.operation(op3)["records"])) == settled
         assert api_a.operation(op3)["outcome"] == "completed"
         cluster.kill(frozen, signal.SIGKILL)
         entries = api_a.http.get(f"/sessions/{session_id}/entries").json()

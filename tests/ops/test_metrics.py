@@ -16,8 +16,8 @@ from jaiweb.ops.watchers import CountWebsockets, open_websockets
 from jaiweb.store.leases import lease_release, operation_claim
 from jaiweb.store.models import Entry, OperationRecord
 from jaiweb.store.services import operation_accept, operation_park, session_create
-from tests.agent.conftest import Harness
-from tests.test_settings import load, start
+from tests.support.children import settings_child, settings_of
+from tests.support.runs import Harness
 
 SAMPLE = re.compile(
     r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)"
@@ -176,15 +176,15 @@ def test_it_refuses_post(client, media):
 
 @pytest.mark.parametrize("token", ["short", "has space in the middle!", "ünïcödé-token-0123456789"])
 def test_a_bad_token_stops_start_up_without_showing_it(token):
-    r = start(JAIWEB_METRICS_TOKEN=token)
+    r = settings_child(JAIWEB_METRICS_TOKEN=token)
     assert r.returncode != 0
     assert "ImproperlyConfigured: JAIWEB_METRICS_TOKEN must be at least 16 characters" in r.stderr
     assert token not in r.stderr
 
 
 def test_a_good_token_parses():
-    assert load(JAIWEB_METRICS_TOKEN=TOKEN)["JAIWEB_METRICS_TOKEN"] == TOKEN
-    assert load()["JAIWEB_METRICS_TOKEN"] is None
+    assert settings_of(JAIWEB_METRICS_TOKEN=TOKEN)["JAIWEB_METRICS_TOKEN"] == TOKEN
+    assert settings_of()["JAIWEB_METRICS_TOKEN"] is None
 
 
 class Accepting(AsyncWebsocketConsumer):

@@ -42,7 +42,7 @@ from jaiweb.studio.selectors import my_sessions
 from jaiweb.studio.views.sessions import SessionForm
 from jaiweb.studio.views.writes import _refusal
 from journal.snapshot import replay
-from tests.agent.crashes import left_by_a_crash
+from tests.support.builders import left_by_a_crash
 
 pytestmark = pytest.mark.django_db
 

@@ -21,6 +21,7 @@ from django.db import connection
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.services import session_create
 from tests.store.append_worker import APPLICATION_NAME, Worker
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,18 +39,17 @@ def wait_for_worker_backends_to_end(timeout: float = 10) -> None:
     """PostgreSQL: a killed client's backend may still be finishing a COMMIT it was sent."""
     if connection.vendor != "postgresql":
         return  # SQLite: the writer was the process itself, and it is gone
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def gone() -> bool:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND application_name = %s",
                 [APPLICATION_NAME],
             )
-            if cursor.fetchone()[0] == 0:
-                return
-        assert time.monotonic() < deadline, "a killed worker's backend is still there"
-        time.sleep(0.02)
+            return cursor.fetchone()[0] == 0
+
+    wait_until(gone, timeout, "the killed worker's backend to end")
 
 
 def appended_since(session: ComicSession, count: int) -> list[tuple[str, str | None]]:

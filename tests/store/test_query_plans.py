@@ -33,7 +33,7 @@ from jaiweb.store.models import Operation
 from jaiweb.store.selectors import branch_rows, children_rows, entries_after
 from jaiweb.store.services import operation_accept, session_delete
 from jaiweb.studio.tree import active_path_view, fork_view, path_page
-from tests.web.trees import big_tree_create
+from tests.support.trees import big_tree_create
 
 pytestmark = pytest.mark.django_db
 

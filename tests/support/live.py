@@ -1,5 +1,5 @@
 """A real `manage.py studio` on the test database, for the gates that attack it from outside
-(tests/api/test_fuzz.py, tests/web/test_websocket_fuzz.py).
+(tests/api/test_fuzz.py, tests/studio/test_websocket_fuzz.py).
 
 The child serves HTTP and websockets with daphne and runs the agent runner (the offline
 director), exactly as `./dev studio` does; the test talks to it over loopback only.
@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from tests.agent.processes import Child, studio
-
-LISTENING = "jaiweb studio listening on "
+from tests.support.children import Child, studio
 
 
 @dataclass
@@ -44,8 +42,6 @@ class LiveStudio:
 def live_studio(settings_dict: dict, env: dict[str, str]) -> Iterator[LiveStudio]:
     child = studio(settings_dict, env=env)
     try:
-        child.wait_for(LISTENING, timeout=120)
-        line = next(line for line in child.out if LISTENING in line)
-        yield LiveStudio(child=child, url=line.split(LISTENING, 1)[1].strip())
+        yield LiveStudio(child=child, url=child.listening_url(timeout=120))
     finally:
         child.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -20,3 +21,17 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str, *, every: 
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(every)
+
+
+async def wait_until_async(
+    predicate: Callable[[], T], timeout: float, what: str, *, every: float = 0.005
+) -> T:
+    """``wait_until`` for a test running on an event loop: the loop goes on between tries."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate()
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(every)

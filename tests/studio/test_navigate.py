@@ -7,7 +7,7 @@ import pytest
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession, Entry
-from tests.web.conftest import park
+from tests.support.builders import park_operation
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +60,7 @@ def test_running_and_parked_sessions_refuse(client, alice, episode):
     client.force_login(alice)
     r = client.post(f"/sessions/{episode.id}/rewind", {"entry_id": entry}, **HX)
     assert r.status_code == 409
-    park(op)
+    park_operation(op)
     r = client.post(f"/sessions/{episode.id}/rewind", {"entry_id": entry}, **HX)
     assert r.status_code == 409 and "waiting for an admin" in r.content.decode()
 

@@ -8,7 +8,7 @@ import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import selectors
-from tests.web.conftest import run_pending
+from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
 

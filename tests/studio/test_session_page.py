@@ -8,8 +8,9 @@ import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
-from tests.web.conftest import park, run_pending
-from tests.web.trees import big_tree_create
+from tests.support.builders import park_operation
+from tests.support.runs import run_pending
+from tests.support.trees import big_tree_create
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def test_a_run_shows_in_tree_strip_and_credits(client, alice, episode):
 
 def test_a_parked_operation_says_waiting_for_an_admin(client, alice, episode):
     accepted = prompt_submit(session=episode, user=alice, text="hello")
-    park(accepted.operation_id)
+    park_operation(accepted.operation_id)
     client.force_login(alice)
     body = client.get(f"/sessions/{episode.id}/").content.decode()
     assert 'data-notice="parked"' in body and "waiting for an admin" in body

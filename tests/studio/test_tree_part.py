@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.web.trees import big_tree_create
+from tests.support.trees import big_tree_create
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.test import Client
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Entry, Operation
-from tests.web.conftest import park
+from tests.support.builders import park_operation
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def test_a_prompt_during_a_run_is_queued(client, alice, episode):
 
 
 def test_parked_is_409_waiting_for_an_admin_and_nothing_changes(client, alice, episode):
-    park(prompt_submit(session=episode, user=alice, text="first").operation_id)
+    park_operation(prompt_submit(session=episode, user=alice, text="first").operation_id)
     before = Entry.objects.filter(session=episode).count()
     client.force_login(alice)
     r = client.post(f"/sessions/{episode.id}/prompts", {"text": "more"}, **HX)
@@ -87,7 +87,7 @@ def test_others_get_404_and_nothing_is_written(client, bob, episode):
 def test_a_page_behind_another_tab_gets_moved_on_and_nothing_is_written(client, alice, episode):
     """The form carries the leaf the page shows; an idle session that moved on refuses."""
     from jaiweb.store.services import rewind_append
-    from tests.web.conftest import run_pending
+    from tests.support.runs import run_pending
 
     prompt_submit(session=episode, user=alice, text="/say 第一格")
     run_pending()

@@ -7,7 +7,7 @@ import pytest
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import Entry
-from tests.web.conftest import run_pending
+from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaiweb.sessions.commands import prompt_submit
-from tests.web.conftest import run_pending
+from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
 

@@ -4,6 +4,8 @@ Tests script its answers in order (``server.stream(...)``, ``server.json(...)``,
 ``server.cut(...)``, ``server.stall(...)``); each ``POST /v1/chat/completions`` pops the
 next one. Every request is recorded (headers and decoded JSON body) in ``server.requests``.
 Nothing in ``openai`` or ``httpx`` is mocked: the provider talks HTTP to this server.
+``chunk``, ``text``, ``usage_chunk`` and ``call_piece`` build the chunks it streams, and
+``provider`` an ``OpenAICompatProvider`` pointed at it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
+from jaiweb.agent.providers.openai_compat import OpenAICompatProvider
 
 STALL_LIMIT = 5.0  # a stalled answer never holds a test longer than this
 
@@ -191,3 +195,55 @@ def fake_llm() -> Iterator[FakeLLMServer]:
         yield server
     finally:
         server.stop()
+
+
+# --- what the server streams, and a provider pointed at it ----------------------------
+
+MODEL = "comic-model-1"
+
+
+def provider(server: FakeLLMServer, **kwargs) -> OpenAICompatProvider:
+    kwargs.setdefault("api_key", "sk-test")
+    return OpenAICompatProvider(model=MODEL, base_url=server.base_url, timeout=2.0, **kwargs)
+
+
+def chunk(delta: dict | None = None, finish: str | None = None, **extra) -> dict:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+        **extra,
+    }
+
+
+def text(piece: str) -> dict:
+    return chunk({"content": piece})
+
+
+def usage_chunk(prompt: int, completion: int) -> dict:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": MODEL,
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def call_piece(index: int | None, *, id=None, name=None, arguments: str = "") -> dict:
+    piece: dict = {"function": {"arguments": arguments}}
+    if index is not None:
+        piece["index"] = index
+    if id is not None:
+        piece["id"] = id
+        piece["type"] = "function"
+    if name is not None:
+        piece["function"]["name"] = name
+    return chunk({"tool_calls": [piece]})

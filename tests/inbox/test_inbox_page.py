@@ -13,74 +13,11 @@ from django.utils import timezone
 
 from jaiweb.feed.services import feed_post_create
 from jaiweb.render.services import render_request
-from jaiweb.store.leases import operation_claim
-from jaiweb.store.services import operation_accept, operation_park, run_append, session_create
-from journal.entries import AssistantMessage, MessageEntry
-from journal.ids import args_hash, idempotency_key, result_entry_id
-from journal.records import ModelAttempted, ToolDispatched, UsageSettled
+from jaiweb.store.services import session_create
+from journal.ids import idempotency_key
+from tests.support.builders import TYPED_PANEL_ARGS, XSS, parked_call
 
 pytestmark = pytest.mark.django_db
-
-XSS = "<script>alert(1)</script>"
-PUBLISH_ARGS = {"image_id": "img_1", "caption": f"第一格 {XSS}"}
-
-
-def park_call(
-    session,
-    *,
-    tool: str = "publish_panel",
-    args: dict | None = None,
-    dispatch: bool = True,
-    reason: str = "publish_panel may have run: at most once, waiting for an admin",
-) -> str:
-    """An operation as a dead runner leaves it (a reply with call_1 and its T1), parked."""
-    args = PUBLISH_ARGS if args is None else args
-    got = operation_accept(session_id=session.id, text="画")
-    op, now = got.operation_id, timezone.now()
-    lease = operation_claim(owner="dead:1:1", now=now, lease_seconds=60, operation_id=op)
-    reply = MessageEntry(
-        id="A" + op[-6:],
-        parent_id=got.input_entry_id,
-        timestamp=now,
-        message=AssistantMessage(
-            content="好",
-            tool_calls=[{"id": "call_1", "name": tool, "arguments": args}],
-            stop_reason="tool_use",
-        ),
-    )
-    attempt = ModelAttempted(
-        operation_id=op, timestamp=now, attempt_id="a1", assistant_entry_id=reply.id, model="m"
-    )
-    usage = UsageSettled(
-        operation_id=op,
-        timestamp=now,
-        attempt_id="a1",
-        usage={"input_tokens": 1, "output_tokens": 1},
-    )
-    run_append(operation_id=op, fencing=lease.fencing, records=[attempt])
-    run_append(
-        operation_id=op,
-        fencing=lease.fencing,
-        entries=[reply],
-        expected_leaf_id=got.input_entry_id,
-        records=[usage],
-    )
-    if dispatch:
-        t1 = ToolDispatched(
-            operation_id=op,
-            timestamp=now,
-            tool_call_id="call_1",
-            tool_name=tool,
-            assistant_entry_id=reply.id,
-            args=args,
-            args_hash=args_hash(args),
-            result_entry_id=result_entry_id(reply.id, "call_1"),
-            idempotency_key=idempotency_key(op, "call_1"),
-            policy="at_most_once",
-        )
-        run_append(operation_id=op, fencing=lease.fencing, records=[t1])
-    operation_park(operation_id=op, fencing=lease.fencing, reason=reason)
-    return op
 
 
 @pytest.fixture
@@ -95,7 +32,7 @@ def session(alice):
 
 @pytest.fixture
 def parked(session):
-    return park_call(session)
+    return parked_call(session)
 
 
 def items(page: str) -> list[str]:
@@ -143,7 +80,7 @@ def test_the_page_speaks_the_browsers_chinese(client, staff, session):
     page = client.get("/inbox/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "<title>恢复收件箱 · jaiweb</title>" in page
     assert "没有等待处理的调用。" in page and "Nothing is waiting." not in page
-    parked = park_call(session)
+    parked = parked_call(session)
     page = client.get("/inbox/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     (article,) = items(page)
     assert f'data-operation-id="{parked}"' in article and 'data-tool-call-id="call_1"' in article
@@ -169,7 +106,7 @@ def test_a_parked_call_is_listed_with_everything_escaped(client, staff, parked, 
     assert "attempt 1" in page
     assert "waiting for an admin" in page  # the parked reason
     args = re.search(r"<pre data-args>(.*?)</pre>", page, re.S)[1]
-    assert json.loads(html.unescape(args)) == PUBLISH_ARGS and "\n  " in args  # pretty JSON
+    assert json.loads(html.unescape(args)) == TYPED_PANEL_ARGS and "\n  " in args  # pretty JSON
     for action in ("retry", "confirm", "fail"):
         assert f'data-action="{action}"' in page
     assert 'name="reason"' in page and 'name="csrfmiddlewaretoken"' in page
@@ -224,7 +161,7 @@ def test_a_render_under_the_key_is_shown_and_prefills_the_result(
     client, staff, session, alice, settings, tmp_path
 ):
     settings.MEDIA_ROOT = tmp_path / "media"
-    op = park_call(session, tool="generate_image", args={"prompt": f"a cat {XSS}"})
+    op = parked_call(session, tool="generate_image", args={"prompt": f"a cat {XSS}"})
     rendered = render_request(user=alice, key=idempotency_key(op, "call_1"), params={"p": 1})
     client.force_login(staff)
     page = client.get("/inbox/").content.decode()
@@ -236,14 +173,14 @@ def test_a_render_under_the_key_is_shown_and_prefills_the_result(
 
 
 def test_a_call_the_render_service_never_saw_says_so(client, staff, session):
-    park_call(session, tool="generate_image", args={"prompt": "a cat"})
+    parked_call(session, tool="generate_image", args={"prompt": "a cat"})
     client.force_login(staff)
     page = client.get("/inbox/").content.decode()
     assert "no job under this key" in page
 
 
 def test_an_operation_parked_as_a_whole_is_listed_without_buttons(client, staff, session):
-    op = park_call(session, dispatch=False, reason=f"the model keeps failing {XSS}")
+    op = parked_call(session, dispatch=False, reason=f"the model keeps failing {XSS}")
     client.force_login(staff)
     page = client.get("/inbox/").content.decode()
     [article] = items(page)
@@ -260,14 +197,14 @@ def test_the_list_fragment_and_the_count_for_polling(client, staff, parked, sess
     body = fragment.content.decode()
     assert len(items(body)) == 1 and "<html" not in body
     assert 'id="inbox-paused" hx-swap-oob="innerHTML"' in body  # clears the paused notice
-    park_call(session_create(owner=session.owner, title="second"))
+    parked_call(session_create(owner=session.owner, title="second"))
     count = client.get("/inbox/count", HTTP_HX_REQUEST="true").content.decode()
     assert "2 calls waiting now" in count
 
 
 def test_items_are_listed_oldest_first(client, staff, alice):
-    first = park_call(session_create(owner=alice, title="first"))
-    second = park_call(session_create(owner=alice, title="second"))
+    first = parked_call(session_create(owner=alice, title="first"))
+    second = parked_call(session_create(owner=alice, title="second"))
     client.force_login(staff)
     page = client.get("/inbox/").content.decode()
     assert page.index(first) < page.index(second)

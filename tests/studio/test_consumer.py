@@ -1,10 +1,17 @@
-"""The studio's websocket (/ws/sessions/<id>/) through the whole ASGI application."""
+"""The studio's websocket (/ws/sessions/<id>/) through the whole ASGI application.
+
+The consumer's timers (the catch-up interval, the settle pass) run on a fake clock in the
+tests about timing (``clock``): a test moves time on and asserts on what was sent by then.
+"Nothing was sent" is only asserted once a later event shows the consumer is past the
+point where it would have sent it: its next wait on the clock has begun (``clock.pending``)
+or a later frame has arrived; then what it sent is in the communicator's queue already.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import time
+import threading
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
@@ -15,6 +22,10 @@ from django.test import Client
 from jaiweb.asgi import application
 from jaiweb.live.push import group_name
 from jaiweb.sessions.commands import prompt_submit
+from jaiweb.studio import consumers
+from jaiweb.studio.consumers import CATCH_UP_INTERVAL, SETTLE_SECONDS, SessionConsumer
+from tests.support.clocks import FakeClock
+from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,6 +44,31 @@ def _cookie(user) -> bytes:
     client = Client()
     client.force_login(user)
     return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    """The consumers' clock, for this test: time moves only with ``clock.advance``."""
+    fake = FakeClock()
+    monkeypatch.setattr(SessionConsumer, "clock", staticmethod(fake.monotonic))
+    monkeypatch.setattr(SessionConsumer, "sleep", staticmethod(fake.sleep))
+    return fake
+
+
+def nothing_sent(ws) -> bool:
+    """No frame is waiting in the communicator: only meaningful after a sentinel."""
+    return ws.output_queue.empty()
+
+
+async def waiting_until(clock: FakeClock, at: float, what: str) -> None:
+    """The consumer is waiting on the fake clock for ``at`` (a pass held to its interval,
+    or a settle pass): everything it did before that wait is done."""
+    await wait_until_async(lambda: due(clock, at), 10, what)
+
+
+def due(clock: FakeClock, at: float) -> bool:
+    """Something waits on the fake clock for ``at`` (give or take float rounding)."""
+    return any(abs(when - at) < 1e-6 for when in clock.pending())
 
 
 async def _connect(session_id: str, user=None, origin: bytes = b"http://127.0.0.1", extra=()):
@@ -101,13 +137,8 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
 
 
 @in_loop
-async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(
-    alice, episode, monkeypatch
-):
-    from jaiweb.studio import consumers
-
-    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
-    ws, _ = await _connect(episode.id, alice)
+async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, episode, clock):
+    ws, _ = await _connect(episode.id, alice)  # the settle pass: not within this test
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
 
@@ -132,6 +163,44 @@ async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(
 
 
 @in_loop
+async def test_step_lines_escape_what_the_run_reports_and_keep_their_ids(alice, episode, clock):
+    """A tool's line is appended at its start and replaced by id at its end; a retry's and
+    the end's lines are appended. Whatever an event carries reaches the page as text."""
+    ws, _ = await _connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    layer = get_channel_layer()
+
+    async def send(**event):
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+
+    await send(type="tool_started", tool="<b>tool</b>", tool_call_id='c"1 <x>', n=1)
+    started = await ws.receive_from(timeout=5)
+    assert started.startswith(
+        '<div hx-swap-oob="beforeend:#stream-steps"><li id="step-c_1__x_" '
+        'data-tool="&lt;b&gt;tool&lt;/b&gt;" data-done="false">running a tool… '
+        '<span class="elapsed" data-started="'
+    ) and started.endswith('"></span></li></div>')
+    await send(type="tool_finished", tool="<b>tool</b>", tool_call_id='c"1 <x>', n=2)
+    assert await ws.receive_from(timeout=5) == (
+        '<li id="step-c_1__x_" data-tool="&lt;b&gt;tool&lt;/b&gt;" data-done="true" '
+        'hx-swap-oob="true">done: &lt;b&gt;tool&lt;/b&gt;</li>'
+    )
+    await send(type="model_retry", attempt_id="a1", operation_id="op_1", n=3)
+    assert await ws.receive_from(timeout=5) == (
+        '<div hx-swap-oob="beforeend:#stream-steps"><li id="retry-op_1-a1" data-tool="" '
+        'data-done="true">The model&#x27;s answer broke off; asking again.</li></div>'
+    )
+    error = {"message": "<script>alert(1)</script>"}
+    await send(type="operation_finished", outcome="failed", error=error, operation_id="op_1", n=4)
+    end = await ws.receive_from(timeout=5)
+    assert end == (
+        '<div hx-swap-oob="beforeend:#stream-steps"><li id="end-op_1" data-tool="" '
+        'data-done="true">Finished: failed — &lt;script&gt;alert(1)&lt;/script&gt;</li></div>'
+    )
+    await ws.disconnect()
+
+
+@in_loop
 async def test_a_prompt_from_another_tab_reaches_this_one_after_commit(alice, episode):
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
@@ -142,22 +211,27 @@ async def test_a_prompt_from_another_tab_reaches_this_one_after_commit(alice, ep
 
 
 @in_loop
-async def test_a_malformed_frame_gets_a_clear_error_and_changes_nothing(alice, episode):
+async def test_a_malformed_frame_gets_a_clear_error_and_changes_nothing(alice, episode, clock):
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     for frame in ("not json", '{"type": "drop_tables"}', "[1,2]", "x" * 10_000):
         await ws.send_to(text_data=frame)
         answer = await ws.receive_from(timeout=5)
         assert 'id="form-error"' in answer and "did not understand" in answer
+        assert clock.pending() == []  # no catch-up asked for by a frame not understood
     await ws.send_to(text_data='{"type": "catch_up"}')
+    await waiting_until(clock, clock.now + CATCH_UP_INTERVAL, "the asked catch-up's turn")
+    clock.advance(CATCH_UP_INTERVAL)
     assert 'id="tree"' in await ws.receive_from(timeout=5)
-    assert await ws.receive_nothing(timeout=0.2)
+    await ws.send_to(text_data="not json")  # a later frame: its answer is the next one sent
+    assert "did not understand" in await ws.receive_from(timeout=5)
+    assert nothing_sent(ws) and clock.pending() == []  # one answer to the catch-up, no more
     await ws.disconnect()
 
 
 @in_loop
 async def test_json_nested_deeper_than_python_recurses_is_refused_like_any_bad_frame(
-    alice, episode
+    alice, episode, clock
 ):
     """The websocket fuzz test's finding: 4,000 characters of "[[[…]]]" were a RecursionError
     in json.loads, which closed the socket with 1011 and logged a traceback."""
@@ -168,6 +242,7 @@ async def test_json_nested_deeper_than_python_recurses_is_refused_like_any_bad_f
         answer = await ws.receive_from(timeout=5)
         assert 'id="form-error"' in answer and "did not understand" in answer
     await ws.send_to(text_data='{"type": "catch_up"}')
+    clock.advance(CATCH_UP_INTERVAL)
     assert 'id="tree"' in await ws.receive_from(timeout=5)
     await ws.disconnect()
 
@@ -183,86 +258,106 @@ async def test_regions_come_in_the_watchers_language(alice, episode):
 
 @in_loop
 async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
-    alice, episode, monkeypatch
+    alice, episode, monkeypatch, clock
 ):
     """While the journal is read, deltas flow on; catch-ups asked meanwhile fold into one."""
-    from jaiweb.studio import consumers
-
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
+    clock.advance(CATCH_UP_INTERVAL)  # a quiet spell: the next catch-up goes at once
     reads = []
+    read_may_end = threading.Event()
     real = consumers._regions
 
-    def slow_regions(session_id, language):
+    def held_read(session_id, language):  # the journal read, held until the test says
         reads.append(session_id)
-        time.sleep(0.5)
+        assert read_may_end.wait(10), "the test never let the read end"
         return real(session_id, language)
 
-    monkeypatch.setattr(consumers, "_regions", slow_regions)
-    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
-    monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", 0)  # only the slow read folds them
+    monkeypatch.setattr(consumers, "_regions", held_read)
     layer = get_channel_layer()
-    started = time.monotonic()
-    for n in range(1, 41):
+    for n in range(1, 42):  # 21 deltas; 20 facts, each asking for a catch-up
         kind = "text_delta" if n % 2 else "entry_committed"
         event = {"type": kind, "text": f"<{n}>", "n": n, "entry": {"type": "app_state"}}
         await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
-    deltas = [await ws.receive_from(timeout=5) for _ in range(20)]
-    assert time.monotonic() - started < 0.5  # none waited for the first catch-up's read
-    assert [f"&lt;{n}&gt;" in d for n, d in zip(range(1, 41, 2), deltas, strict=True)] == [
+    # Every delta arrives while the first catch-up's read cannot end: none waited for it.
+    deltas = [await ws.receive_from(timeout=5) for _ in range(21)]
+    assert [f"&lt;{n}&gt;" in d for n, d in zip(range(1, 42, 2), deltas, strict=True)] == [
         True
-    ] * 20
-    assert await ws.receive_nothing(timeout=1.2)  # the journal did not change: no regions
-    assert len(reads) == 2  # the first, then one for the 19 asked while it ran
+    ] * 21
+    await wait_until_async(lambda: reads, 10, "the first catch-up's read")
+    assert len(reads) == 1  # the 19 facts after the first were asked for while it read
+    start = clock.now
+    read_may_end.set()
+    # Then one more pass for all 19, at the end of the interval.
+    await waiting_until(clock, start + CATCH_UP_INTERVAL, "the folded pass's turn")
+    assert nothing_sent(ws)  # the journal did not change: the first pass sent no regions
+    clock.advance(CATCH_UP_INTERVAL)
+    await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
+    await waiting_until(clock, start + 2 * CATCH_UP_INTERVAL, "the page's catch-up's turn")
+    assert nothing_sent(ws)  # the folded pass sent nothing either …
+    assert len(reads) == 2  # … and it was one read for the 19
+    clock.advance(CATCH_UP_INTERVAL)
+    assert 'id="tree"' in await ws.receive_from(timeout=5)  # asked for: sent unchanged
+    assert len(reads) == 3
     await ws.disconnect()
 
 
 @in_loop
 async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval(
-    alice, episode, monkeypatch
+    alice, episode, monkeypatch, clock
 ):
     """A burst of changes costs a render at its start and one at its end."""
     from jaiweb.render.selectors import wallet_balance
     from jaiweb.render.services import credits_grant
-    from jaiweb.studio import consumers
 
+    interval = 0.5
+    monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", interval)
     monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
-    monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", 0.5)
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
+    start = clock.now  # the connect's pass
     layer = get_channel_layer()
     balance = await sync_to_async(wallet_balance)(user=alice)
 
+    async def event(n: int, kind: str = "entry_committed", **fields) -> None:
+        message = {"type": kind, "entry": {"type": "app_state"}, "n": n, **fields}
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": message})
+
     async def fact(n: int) -> None:  # a change the regions show (the credits), then its event
         await sync_to_async(credits_grant)(user=alice, amount=1)
-        event = {"type": "entry_committed", "entry": {"type": "app_state"}, "n": n}
-        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+        await event(n)
 
+    clock.advance(interval)  # a quiet spell since the connect
     await fact(1)
     assert f'data-balance="{balance + 1}"' in await ws.receive_from(timeout=5)  # at once
-    started = time.monotonic()
     for n in range(2, 12):
         await fact(n)
+    await event(12, "text_delta", text="sentinel")  # after the burst, in order
+    assert "sentinel" in await ws.receive_from(timeout=5)
+    end_of_interval = start + 2 * interval
+    await waiting_until(clock, end_of_interval, "the burst's pass, held to the interval")
+    clock.advance(interval * 0.99)
+    assert nothing_sent(ws) and due(clock, end_of_interval)  # held to the end …
+    clock.advance(interval * 0.01)
     last = await ws.receive_from(timeout=5)
-    assert time.monotonic() - started >= 0.3  # held to the end of the interval …
     assert f'data-balance="{balance + 11}"' in last  # … then the state the burst left, once
-    assert await ws.receive_nothing(timeout=0.8)
-    await layer.group_send(
-        group_name(episode.id),
-        {"type": "session.event", "event": {"type": "tool_finished", "n": 12}},
-    )
+    await event(13, "tool_finished")
     step = await ws.receive_from(timeout=5)
-    assert 'id="tree"' not in step  # the step line only: the regions did not change
-    assert await ws.receive_nothing(timeout=0.8)
+    assert 'id="tree"' not in step  # the step line only
+    await waiting_until(clock, end_of_interval + interval, "the step's pass")
+    assert nothing_sent(ws)  # the burst's state went once
+    clock.advance(interval)
+    await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
+    await waiting_until(clock, end_of_interval + 2 * interval, "the page's catch-up's turn")
+    assert nothing_sent(ws)  # the step's pass found the regions unchanged: sent nothing
+    clock.advance(interval)
+    assert 'id="tree"' in await ws.receive_from(timeout=5)
     await ws.disconnect()
 
 
 @in_loop
-async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode, monkeypatch):
+async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode, clock):
     """Even a burst whose last event was lost ends with the journal's state on the page."""
-    from jaiweb.studio import consumers
-
-    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 0.3)
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
@@ -271,8 +366,17 @@ async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode,
         await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
     for n in (1, 2, 3):
         assert f"t{n}" in await ws.receive_from(timeout=5)
-    assert 'id="tree"' in await ws.receive_from(timeout=3)  # the settle pass
-    assert await ws.receive_nothing(timeout=0.6)  # once per burst
+    settles_at = clock.now + SETTLE_SECONDS  # after the burst's last event
+    assert clock.pending() == pytest.approx([settles_at])
+    clock.advance(SETTLE_SECONDS * 0.99)
+    assert nothing_sent(ws) and clock.pending() == pytest.approx([settles_at])
+    clock.advance(SETTLE_SECONDS * 0.01)
+    assert 'id="tree"' in await ws.receive_from(timeout=5)  # the settle pass
+    passed = clock.now
+    await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
+    await waiting_until(clock, passed + CATCH_UP_INTERVAL, "the page's catch-up's turn")
+    # no second settle: one a burst
+    assert clock.pending() == pytest.approx([passed + CATCH_UP_INTERVAL])
     await ws.disconnect()
 
 

@@ -9,6 +9,7 @@ import pytest
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.selectors import operation_records
 from journal.recovery import fold_operation
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,15 +17,11 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _wait_for_request(op: str, timeout: float = 10) -> str:
-    import time
+    def pending() -> str | None:
+        calls = fold_operation(operation_records(operation_id=op)).calls
+        return next((c for c, call in calls.items() if call.approval == "pending"), None)
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for call_id, call in fold_operation(operation_records(operation_id=op)).calls.items():
-            if call.approval == "pending":
-                return call_id
-        time.sleep(0.05)
-    raise AssertionError("no approval was asked for")
+    return wait_until(pending, timeout, "the run to ask for an approval")
 
 
 @pytest.mark.parametrize(
@@ -61,7 +58,11 @@ def test_a_decision_lets_the_run_go_on(client, alice, episode, decision, charged
 
 
 def _run_waiting() -> None:
-    """The loop waiting for the page's decision (polls the journal like a real runner)."""
+    """The loop waiting for the page's decision (polls the journal like a real runner).
+
+    It holds its worker for the decision as long as the test may take to send it (a real
+    runner hands the run back after a moment and the decision wakes another runner; this
+    test has none, and a page slower than the default hold left the run undecided)."""
     import time
 
     from django.db import connection
@@ -80,7 +81,13 @@ def _run_waiting() -> None:
             provider=OfflineDirector(),
             tools=default_tools(),
             events=NullSink(),
-            config=LoopConfig(context_budget=100_000, lease_seconds=60, approval_poll_seconds=0.05),
+            # Held until the page decides: no runner here takes a run handed back.
+            config=LoopConfig(
+                context_budget=100_000,
+                lease_seconds=60,
+                approval_poll_seconds=0.05,
+                approval_hold_seconds=30,
+            ),
             sleep=time.sleep,
         ).run()
     finally:

@@ -11,7 +11,7 @@ from jaiweb.agent.runner import wake_local_runners
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
-from tests.web.test_inbox_page import park_call
+from tests.support.builders import parked_call
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ def staff(django_user_model):
 
 @pytest.fixture
 def parked(alice):
-    return park_call(session_create(owner=alice, title="episode"))
+    return parked_call(session_create(owner=alice, title="episode"))
 
 
 @pytest.fixture
@@ -102,10 +102,10 @@ def test_confirm_with_a_picked_post_uses_it_over_the_typed_result(admin_client, 
 
 
 def test_confirm_with_plain_text_or_nothing(admin_client, alice):
-    texted = park_call(session_create(owner=alice, title="one"))
+    texted = parked_call(session_create(owner=alice, title="one"))
     admin_client.post(url(texted), {"action": "confirm", "reason": "ok", "result": "it ran"})
     assert result_of(texted).content == "it ran" and result_of(texted).details == {}
-    empty = park_call(session_create(owner=alice, title="two"))
+    empty = parked_call(session_create(owner=alice, title="two"))
     admin_client.post(url(empty), {"action": "confirm", "reason": "saw it", "result": "  "})
     assert result_of(empty).content == "confirmed by root: saw it"
 
@@ -124,8 +124,8 @@ def test_fail_answers_with_an_error_result(admin_client, parked):
 
 
 def test_an_htmx_resolution_removes_the_item_and_says_what_was_done(admin_client, alice):
-    first = park_call(session_create(owner=alice, title=f"first {XSS}"))
-    second = park_call(session_create(owner=alice, title="second"))
+    first = parked_call(session_create(owner=alice, title=f"first {XSS}"))
+    second = parked_call(session_create(owner=alice, title="second"))
     response = admin_client.post(
         url(first), {"action": "fail", "reason": "x"}, HTTP_HX_REQUEST="true"
     )

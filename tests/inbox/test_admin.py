@@ -14,7 +14,7 @@ from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.render.services import render_request, wallet_get_or_create
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from jaiweb.store.services import session_create
-from tests.web.test_inbox_page import park_call
+from tests.support.builders import parked_call
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def admin_client(client, root):
 def data(alice, settings, tmp_path):
     """A row in every table the admin shows."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    op = park_call(session_create(owner=alice, title="episode <b>"))
+    op = parked_call(session_create(owner=alice, title="episode <b>"))
     render_request(user=alice, key="k_1", params={"prompt": "p"})
     feed_post_create(image_id="img_1", caption="<script>alert(1)</script>", idempotency_key="k_1")
     return op

@@ -6,7 +6,8 @@ import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.selectors import operation_records
-from tests.web.conftest import park, run_pending
+from tests.support.builders import park_operation
+from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def test_running_is_202_and_the_run_ends_aborted(client, alice, episode):
 def test_idle_and_parked_are_409(client, alice, episode):
     client.force_login(alice)
     assert client.post(f"/sessions/{episode.id}/stop", **HX).status_code == 409
-    park(prompt_submit(session=episode, user=alice, text="x").operation_id)
+    park_operation(prompt_submit(session=episode, user=alice, text="x").operation_id)
     r = client.post(f"/sessions/{episode.id}/stop", **HX)
     assert r.status_code == 409 and "waiting for an admin" in r.content.decode()
 

@@ -1,0 +1,11 @@
+"""The prompts of the article's story (README), as the suites play them in Chinese."""
+
+from __future__ import annotations
+
+# One prompt that sets the hero's state and draws a panel: the crash and chaos tests' run.
+STORY = "吃下超级棒棒糖，上擂台对决超人强！"
+# The whole story: the lollipop, the laxative side story, and the finishing move after
+# rewinding to before the side story.
+LOLLIPOP = "画一张猪猪侠在武林大会擂台上对决超人强，掏出超级棒棒糖吃下！"
+LAXATIVE = "先别正经打，画一格搞笑支线：迷糊老师不小心把棒棒糖拿错了，给猪猪侠吃了一颗过期泻药丸！"
+FINISHER = "使出绝招降龙十巴掌，一掌拍飞超人强！"
