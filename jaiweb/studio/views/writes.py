@@ -12,7 +12,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
-from django.utils.html import escape
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -47,7 +46,7 @@ def _done(request: HttpRequest, session, status: int = 200) -> HttpResponse:
         return redirect("studio-session", session.id)
     session.refresh_from_db()
     html = regions_html(session=session, language=get_language())
-    html += '<div id="form-error" role="alert" hx-swap-oob="true"></div>'
+    html += render_to_string("studio/form-error.html", {"message": ""})
     return HttpResponse(html, status=status)
 
 
@@ -55,7 +54,7 @@ def _refused(request: HttpRequest, session, message: str, status: int) -> HttpRe
     if not is_htmx(request):
         messages.error(request, message)
         return redirect("studio-session", session.id)
-    html = f'<div id="form-error" role="alert" hx-swap-oob="true"><p>{escape(message)}</p></div>'
+    html = render_to_string("studio/form-error.html", {"message": message})
     return HttpResponse(html, status=status)
 
 
