@@ -8,6 +8,7 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from jaiweb.accounts.services import api_token_create
+from jaiweb.agent.providers.offline.limits import FIELD_LIMITS
 from jaiweb.agent.runner import Runner
 from jaiweb.agent.tools.character import CharacterStateArgs, max_length
 from jaiweb.api.selectors import operation_detail
@@ -136,6 +137,8 @@ def test_a_characters_limits_are_the_tools_for_the_agent_a_hand_edit_and_the_new
     session = session_create(owner=alice, title="t", initial_app_state=STATE)
     limit = max_length("character")
     assert limit == CharacterStateArgs.model_fields["character"].metadata[-1].max_length
+    for field in ("character", "buff", "skill", "mood"):  # the offline director's own checks
+        assert FIELD_LIMITS[field] == max_length(field)
     for name, ok in (("猪" * limit, True), ("猪" * (limit + 1), False)):
         tool = CharacterStateArgs.model_validate({"character": name}) if ok else None
         if not ok:

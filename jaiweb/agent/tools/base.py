@@ -22,6 +22,15 @@ class Args(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
+def arg_max_length(model: type[Args], name: str) -> int:
+    """The longest value a tool argument takes, as its argument model declares it: the one
+    place a limit is written, for the agent, a person's hand edit and a form alike."""
+    for rule in model.model_fields[name].metadata:
+        if getattr(rule, "max_length", None) is not None:
+            return rule.max_length
+    raise LookupError(f"{model.__name__}.{name} declares no max_length")
+
+
 @dataclass
 class ToolContext:
     """Everything a tool may use: who, which call, under which key, in which state."""

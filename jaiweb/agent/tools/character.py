@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from jaiweb.agent.state import Character
-from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
+from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput, arg_max_length
 
 
 class CharacterStateArgs(Args):
@@ -51,7 +51,4 @@ class SetCharacterState(Tool):
 
 def max_length(field: str) -> int:
     """A field's limit in ``CharacterStateArgs`` (for forms that check before they send)."""
-    for rule in CharacterStateArgs.model_fields[field].metadata:
-        if hasattr(rule, "max_length"):
-            return rule.max_length
-    raise LookupError(f"{field} has no length limit")
+    return arg_max_length(CharacterStateArgs, field)
