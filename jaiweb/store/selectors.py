@@ -241,6 +241,21 @@ def entry_ids_among(*, session: ComicSession, ids: Iterable[str]) -> set[str]:
     return found
 
 
+def entries_among(*, session: ComicSession, ids: Iterable[str]) -> dict[str, JournalEntry]:
+    """Those of these ids that are entries of the session, parsed, by id."""
+    wanted = [i for i in set(ids) if _nameable(i)]
+    found: dict[str, JournalEntry] = {}
+    for start in range(0, len(wanted), 500):
+        seqs = list(
+            Entry.objects.filter(
+                session=session, entry_id__in=wanted[start : start + 500]
+            ).values_list("seq", flat=True)
+        )
+        for row in _rows_by_seq(session.id, sorted(seqs)) if seqs else []:
+            found[row.entry_id] = row.entry
+    return found
+
+
 def unfinished_operation(*, session: ComicSession) -> Operation | None:
     return Operation.objects.filter(session=session, outcome__isnull=True).first()
 

@@ -28,25 +28,17 @@ from django.db import close_old_connections
 from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 
 from jaiweb.live.push import group_name
 from jaiweb.sessions.access import session_for
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.regions import regions_html_shared
+from jaiweb.studio.stream import end_label, step_label, stream_html
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME = 4096  # the page only ever sends {"type": "catch_up"}
-
-TOOL_STEPS = {
-    "generate_image": gettext_noop("rendering panel…"),
-    "publish_panel": gettext_noop("publishing to the feed…"),
-    "set_character_state": gettext_noop("changing a character…"),
-    "list_panels": gettext_noop("looking at the panels…"),
-}
-RUNNING_A_TOOL = gettext_noop("running a tool…")
 
 
 def watcher_language(scope: dict[str, Any]) -> str:
@@ -79,21 +71,28 @@ def _watchable(session_id: str, user: Any):
 _RENDERERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jaiweb-regions")
 
 
-def _regions_on_a_renderer(session_id: str, language: str) -> str:
+def _regions_on_a_renderer(session_id: str, language: str, with_stream: bool = False) -> str:
     close_old_connections()  # as database_sync_to_async does around its calls
     try:
-        return _regions(session_id, language)
+        return _regions(session_id, language, with_stream)
     finally:
         close_old_connections()
 
 
-def _regions(session_id: str, language: str) -> str:
+def _regions(session_id: str, language: str, with_stream: bool = False) -> str:
+    """Every region; ``with_stream``: the stream too, as the journal has it (a watcher that
+    may have missed the run's events: a connect, a gap, a quiet spell after a burst)."""
     try:
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
         return ""
-    return regions_html_shared(session=session, language=language)
+    html = regions_html_shared(session=session, language=language)
+    if with_stream:  # after the regions, and not part of what "unchanged" compares
+        html += STREAM_MARK + stream_html(session=session, language=language)
+    return html
 
+
+STREAM_MARK = "<!--stream-->"  # between the regions and the stream in a pass's HTML
 
 # A catch-up this long after the last event of a burst: the journal's final state reaches
 # the watcher even when the burst's last event was lost (a full channel drops messages).
@@ -214,15 +213,16 @@ class SessionConsumer(AsyncWebsocketConsumer):
             force, self.force = self.force, False
             self.last_pass = self.clock()
             html = await loop.run_in_executor(
-                _RENDERERS, _regions_on_a_renderer, self.session_id, self.language
+                _RENDERERS, _regions_on_a_renderer, self.session_id, self.language, force
             )
-            if html and (force or hash(html) != self.sent):
+            regions, _mark, stream = html.partition(STREAM_MARK)
+            if regions and (force or hash(regions) != self.sent):
                 try:
-                    await self.send(text_data=html)
+                    await self.send(text_data=regions + stream)
                 except Exception:  # the socket closed while the journal was read
                     log.debug("a catch-up for a closed socket of %s", self.session_id)
                     return
-                self.sent = hash(html)
+                self.sent = hash(regions)
 
     def _settle_later(self) -> None:
         """A catch-up SETTLE_SECONDS after the last event: each event moves it on (one task
@@ -280,11 +280,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             return
         elif kind == "operation_finished":
             with translation.override(self.language):
-                outcome = str(event.get("outcome", ""))
-                line = _("Finished: %(outcome)s") % {"outcome": outcome}
                 error = (event.get("error") or {}).get("message")
-                if error:
-                    line += f" — {error}"
+                line = end_label(str(event.get("outcome", "")), error)
             await self.send(text_data=_step_line(f"end-{event.get('operation_id', '')}", line))
         self._catch_up_soon()
 
@@ -292,13 +289,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         tool = str(event.get("tool", ""))
         call_id = str(event.get("tool_call_id", ""))
         with translation.override(self.language):
-            label = _(TOOL_STEPS.get(tool, RUNNING_A_TOOL))
-            if finished:
-                label = (
-                    _("failed: %(tool)s") % {"tool": tool}
-                    if event.get("is_error")
-                    else _("done: %(tool)s") % {"tool": tool}
-                )
+            label = step_label(tool, finished=finished, failed=bool(event.get("is_error")))
         # When it started, for the page's ticking "(n s)": the browser's clock, the epoch's.
         started_ms = None if finished else int(time.time() * 1000)
         return _step_line(f"step-{call_id}", label, tool=tool, done=finished, started_ms=started_ms)
