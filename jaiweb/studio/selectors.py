@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import asdict, dataclass, field
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q
+from django.utils.translation import gettext_lazy as _lazy
 
 from jaiweb.agent.state import AppState, UnreadableAppState
-from jaiweb.render.selectors import images_by_id
+from jaiweb.render.models import Image, LedgerEntry
+from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.status import SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows, entry_ids_among, operation_records
+from jaiweb.studio.labels import people_named
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -29,6 +34,9 @@ class Panel:
     narration: str  # the assistant's words with the drawing
     asked: str  # the user's message that led to it
     published: bool = False
+    # "continue from here": right after the panel's turn, or right after the panel when
+    # another panel follows it in that turn; None when that is where the session is now
+    continue_id: str | None = None
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -96,7 +104,46 @@ def strip_view(
     span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
     parse_rows(span)
     panels = _panels(span, _published(rows[shown[-1] :]))
+    targets = _continue_targets(rows, shown)
+    here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
+    if rows[-1].type == "branch":
+        here.add(rows[-1].entry.parent_id)
+    panels = [
+        replace(p, continue_id=None if targets[p.entry_id] in here else targets[p.entry_id])
+        for p in panels
+    ]
     return Strip(panels, panels[0].entry_id if earlier else None)
+
+
+def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, str]:
+    """Where "continue from here" on each shown panel goes: the end of its turn (the entry
+    before the next turn starts), or the panel itself when another panel comes first."""
+    targets = {}
+    for i in shown:
+        end = i
+        for j in range(i + 1, len(rows)):
+            if j % 64 == (i + 1) % 64:  # the rows ahead, a chunk at a time
+                parse_rows([r for r in rows[j : j + 64] if r.type == "message"])
+            if rows[j].type == "branch" or _ends_a_turn(rows[j - 1]) or _is_prompt(rows[j]):
+                break
+            if _image_of(rows[j], "generate_image") is not None:
+                end = i  # another panel of the same turn: right after this one
+                break
+            end = j
+        targets[rows[i].entry_id] = rows[end].entry_id
+    return targets
+
+
+def _ends_a_turn(row: StoredEntry) -> bool:
+    return (
+        row.type == "message"
+        and isinstance(row.entry.message, AssistantMessage)
+        and row.entry.message.is_final
+    )
+
+
+def _is_prompt(row: StoredEntry) -> bool:
+    return row.type == "message" and isinstance(row.entry.message, UserMessage)
 
 
 def _backwards_parsed(rows: list[StoredEntry], end: int, chunk: int = 128):
@@ -278,3 +325,138 @@ def my_sessions(*, owner: Any) -> list[SessionCard]:
             state = "idle"
         cards.append(SessionCard(session, session.branches, image, state))
     return cards
+
+
+# --- the inspector: one turn, step by step ---------------------------------------------
+
+_ERRORS = {
+    "insufficient_credits": _lazy("not enough credits"),
+    "invalid_arguments": _lazy("the director's arguments were not valid"),
+    "in_progress": _lazy("the render is still going on elsewhere"),
+    "render_failed": _lazy("the renderer failed"),
+    "idempotency_key_reused": _lazy("the render key was used for another panel"),
+}
+_DENIED = re.compile(r"^not run: (?P<who>.+) denied it$")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One entry of a turn as the inspector shows it."""
+
+    entry_id: str
+    kind: str  # prompt / reply / result / state / summary / rewind
+    text: str = ""
+    calls: list[dict] = field(default_factory=list)  # tool, arguments (JSON), scene
+    tool: str = ""
+    is_error: bool = False
+    error: str = ""  # why it failed, in the viewer's words
+    images: list[str] = field(default_factory=list)  # panels it shows
+    characters: dict = field(default_factory=dict)  # a state: the characters after it
+    raw: str = ""  # the tool result as the journal keeps it
+    is_leaf: bool = False
+
+
+def inspector_steps(rows: list[StoredEntry], *, leaf_id: str) -> list[Step]:
+    """The steps of a turn (``rows``: its entries, in order)."""
+    parse_rows(rows)
+    steps = []
+    for row in rows:
+        entry = row.entry
+        here = entry.id == leaf_id
+        if entry.type == "app_state":
+            steps.append(
+                Step(entry.id, "state", characters=characters_of(entry.value), is_leaf=here)
+            )
+        elif entry.type == "compaction":
+            steps.append(Step(entry.id, "summary", text=entry.summary, is_leaf=here))
+        elif entry.type == "branch":
+            steps.append(Step(entry.id, "rewind", is_leaf=here))
+        elif isinstance(entry.message, UserMessage):
+            steps.append(Step(entry.id, "prompt", text=entry.message.content, is_leaf=here))
+        elif isinstance(entry.message, AssistantMessage):
+            calls = [
+                {
+                    "tool": call.name,
+                    "name": call.name,
+                    "scene": str(
+                        call.arguments.get("prompt") or call.arguments.get("caption") or ""
+                    ),
+                    "arguments": json.dumps(call.arguments, ensure_ascii=False, indent=2),
+                }
+                for call in entry.message.tool_calls
+            ]
+            steps.append(
+                Step(entry.id, "reply", text=entry.message.content, calls=calls, is_leaf=here)
+            )
+        elif isinstance(entry.message, ToolResultMessage):
+            steps.append(_result_step(entry.id, entry.message, here))
+    return steps
+
+
+def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
+    details = message.details or {}
+    raw = json.dumps({"content": message.content, "details": details}, ensure_ascii=False, indent=2)
+    images: list[str] = []
+    characters: dict = {}
+    error = ""
+    if message.is_error:
+        code = details.get("code")
+        denied = _DENIED.match(message.content)
+        if denied:
+            error = str(_lazy("not run: %(who)s said no")) % {"who": people_named(denied["who"])}
+        elif message.content == "not run on this branch":
+            error = str(_lazy("not run on this branch"))
+        else:
+            error = str(_ERRORS.get(code, _lazy("it failed")))
+    elif message.tool_name in ("generate_image", "publish_panel"):
+        image = details.get("image_id")
+        images = [image] if isinstance(image, str) else []
+    elif message.tool_name == "list_panels":
+        images = [p["image_id"] for p in details.get("panels", []) if isinstance(p, dict)][:24]
+    elif message.tool_name == "set_character_state" and isinstance(details.get("state"), dict):
+        characters = {str(details.get("character", "")): details["state"]}
+    return Step(
+        entry_id,
+        "result",
+        tool=message.tool_name,
+        is_error=message.is_error,
+        error=error,
+        images=images,
+        characters=characters,
+        raw=people_named(raw),
+        is_leaf=here,
+    )
+
+
+# --- credits: each movement with what it paid for --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CreditRow:
+    entry: LedgerEntry
+    image_id: str | None = None  # the panel a charge paid for
+    session_id: str | None = None  # … and the session it was drawn in
+    session_title: str = ""
+
+
+def credit_rows(*, user: Any) -> list[CreditRow]:
+    """The user's ledger, newest first, each charge with its panel and session."""
+    ledger = ledger_for(user=user)
+    keys = [e.job_key for e in ledger if e.job_key]
+    images = dict(Image.objects.filter(job_id__in=keys).values_list("job_id", "id"))
+    found: dict[str, tuple[str, str]] = {}
+    if images:
+        rows = Entry.objects.filter(
+            session__owner=user,
+            type="message",
+            payload__message__tool_name="generate_image",
+            payload__message__details__image_id__in=list(images.values()),
+        ).values_list("payload__message__details__image_id", "session_id", "session__title")
+        for image, session_id, title in rows:
+            found.setdefault(image, (session_id, title))
+    out = []
+    for e in ledger:
+        image = images.get(e.job_key) if e.job_key else None
+        session_id, title = found.get(image, (None, "")) if image else (None, "")
+        out.append(CreditRow(e, image, session_id, title))
+    return out
