@@ -11,19 +11,18 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 
 from journal.appstate import Character
 
 # The tag of a tree node (what starts the turn), short: it sits in a badge.
 TAGS = {
-    "you": pgettext_lazy("tree tag", "you"),
-    "ai": pgettext_lazy("tree tag", "director"),
-    "state": pgettext_lazy("tree tag", "state"),
-    "tool": pgettext_lazy("tree tag", "tool"),
-    "panel": pgettext_lazy("tree tag", "panel"),
-    "summary": pgettext_lazy("tree tag", "summary"),
-    "fork": pgettext_lazy("tree tag", "fork"),
+    "you": _("you"),
+    "ai": _("director"),
+    "state": _("state"),
+    "tool": _("tool"),
+    "panel": _("panel"),
+    "summary": _("summary"),
+    "fork": _("fork"),
 }
 
 # A human name per tool (an unknown tool shows its own name).

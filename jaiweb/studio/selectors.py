@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from jaiweb.agent.state import AppState, UnreadableAppState
 from jaiweb.render.models import Image, LedgerEntry
@@ -330,11 +330,11 @@ def my_sessions(*, owner: Any) -> list[SessionCard]:
 # --- the inspector: one turn, step by step ---------------------------------------------
 
 _ERRORS = {
-    "insufficient_credits": _lazy("not enough credits"),
-    "invalid_arguments": _lazy("the director's arguments were not valid"),
-    "in_progress": _lazy("the render is still going on elsewhere"),
-    "render_failed": _lazy("the renderer failed"),
-    "idempotency_key_reused": _lazy("the render key was used for another panel"),
+    "insufficient_credits": gettext_lazy("not enough credits"),
+    "invalid_arguments": gettext_lazy("the director's arguments were not valid"),
+    "in_progress": gettext_lazy("the render is still going on elsewhere"),
+    "render_failed": gettext_lazy("the renderer failed"),
+    "idempotency_key_reused": gettext_lazy("the render key was used for another panel"),
 }
 _DENIED = re.compile(r"^not run: (?P<who>.+) denied it$")
 
@@ -403,11 +403,11 @@ def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
         code = details.get("code")
         denied = _DENIED.match(message.content)
         if denied:
-            error = str(_lazy("not run: %(who)s said no")) % {"who": people_named(denied["who"])}
+            error = gettext("not run: %(who)s said no") % {"who": people_named(denied["who"])}
         elif message.content == "not run on this branch":
-            error = str(_lazy("not run on this branch"))
+            error = gettext("not run on this branch")
         else:
-            error = str(_ERRORS.get(code, _lazy("it failed")))
+            error = str(_ERRORS.get(code) or gettext("it failed"))
     elif message.tool_name in ("generate_image", "publish_panel"):
         image = details.get("image_id")
         images = [image] if isinstance(image, str) else []

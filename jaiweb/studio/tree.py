@@ -187,6 +187,13 @@ def _image(entry: JournalEntry, tool: str) -> str | None:
     return image if isinstance(image, str) else None
 
 
+def _known(session: ComicSession) -> int:
+    """The last seq of the session as it was read: entries appended since (the run going on
+    while the tree is drawn) wait for the next drawing, or a new leaf's child would show as
+    a fork off the path read before it."""
+    return session.entry_count
+
+
 def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[tuple[str, str]]]:
     """(id, type) of the children (append order) of the given nodes: no payloads.
 
@@ -197,7 +204,7 @@ def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[tuple[
     for start in range(0, len(ids), 500):
         rows.extend(
             Entry.objects.filter(
-                session=session, parent_id__in=ids[start : start + 500]
+                session=session, parent_id__in=ids[start : start + 500], seq__lte=_known(session)
             ).values_list("seq", "parent_id", "entry_id", "type")
         )
     rows.sort()
@@ -430,9 +437,9 @@ def path_page(session: ComicSession, *, leaf_id: str, start: int, stop: int) -> 
 
 def chain_view(session: ComicSession, *, chain: int, from_pos: int) -> list[Item]:
     """A straight run of a side branch from a position: a page of its turns, the rest folded."""
-    qs = Entry.objects.filter(session=session, chain=chain, chain_pos__gte=from_pos).order_by(
-        "chain_pos"
-    )
+    qs = Entry.objects.filter(
+        session=session, chain=chain, chain_pos__gte=from_pos, seq__lte=_known(session)
+    ).order_by("chain_pos")
     rows: list[tuple[str, dict, int]] = []
     kinds: list[str] = []
     entries: list[JournalEntry] = []
@@ -456,7 +463,7 @@ def chain_view(session: ComicSession, *, chain: int, from_pos: int) -> list[Item
     items: list[Item] = list(_turns(session, line, _spans(line.kinds), active=False))
     if cut < len(rows):
         last_pos = (
-            Entry.objects.filter(session=session, chain=chain)
+            Entry.objects.filter(session=session, chain=chain, seq__lte=_known(session))
             .order_by("-chain_pos")
             .values_list("chain_pos", flat=True)
             .first()
@@ -471,7 +478,7 @@ def fork_view(
 ) -> list[list[Item]]:
     """The children of a node other than the one on its line, each as the start of its run
     (a rewind nothing followed draws nothing, and is left out)."""
-    qs = Entry.objects.filter(session=session).order_by("seq")
+    qs = Entry.objects.filter(session=session, seq__lte=_known(session)).order_by("seq")
     qs = qs.filter(parent_id__isnull=True) if parent_id is None else qs.filter(parent_id=parent_id)
     branches = []
     for entry_id, chain, pos in qs.values_list("entry_id", "chain", "chain_pos"):

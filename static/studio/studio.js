@@ -76,11 +76,14 @@
 
   // --- "continue from here": a turn of the tree, a panel of the strip, a step of the
   // inspector. One click appends the rewind; the regions come back out of band.
-  function rewindTo(entryId) {
+  function rewindTo(entryId, from) {
     var studio = document.querySelector(".studio");
     var tree = document.getElementById("tree");
     if (!studio || !entryId) return;
+    // ``source``: the element asking, inside .studio, so the request carries its
+    // hx-headers (the CSRF token); nothing is swapped but the regions out of band.
     htmx.ajax("POST", studio.dataset.rewindUrl, {
+      source: from || studio,
       values: { entry_id: entryId, expected_leaf_id: tree ? tree.dataset.leafId : "" },
       swap: "none",
     });
@@ -91,7 +94,7 @@
     );
     if (!button) return;
     e.preventDefault();
-    rewindTo(button.dataset.target);
+    rewindTo(button.dataset.target, button);
   });
 
   // --- chips: each fills in a command of the director's grammar (one command a line).
@@ -138,10 +141,22 @@
       tree.scrollTop += at.top - box.top - Math.max(0, (box.height - at.height) / 2);
     }
   }
-  document.addEventListener("DOMContentLoaded", function () { showLeaf(true); });
-  document.addEventListener("htmx:oobAfterSwap", function (e) {
-    if (e.detail && e.detail.target && e.detail.target.id === "tree") showLeaf(false);
+  // A redrawn tree (every committed fact redraws it) keeps the reader's place, unless the
+  // leaf moved: then the newest turn is brought into view.
+  var treeScroll = 0;
+  function isTree(e) { return e.detail && e.detail.target && e.detail.target.id === "tree"; }
+  document.addEventListener("htmx:oobBeforeSwap", function (e) {
+    if (isTree(e)) treeScroll = e.detail.target.scrollTop;
   });
+  var placed = null; // the tree element placed last (htmx tells of one swap more than once)
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    var tree = document.getElementById("tree");
+    if (!isTree(e) || !tree || tree === placed) return;
+    placed = tree;
+    if (tree.dataset.leafId === shownLeaf) tree.scrollTop = treeScroll;
+    else showLeaf(true);
+  });
+  document.addEventListener("DOMContentLoaded", function () { showLeaf(true); });
 
   // --- the tree: ↑/↓ the turn before/after on its line (↑ from a branch's first turn: the
   // turn it forks from), ←/→ the other turns hanging from the same node; Enter continues.
@@ -178,7 +193,7 @@
       next = siblings[siblings.indexOf(node) + (e.key === "ArrowRight" ? 1 : -1)];
     } else if (e.key === "Enter") {
       e.preventDefault();
-      if (node.dataset.leaf !== "true") rewindTo(node.dataset.entryId);
+      if (node.dataset.leaf !== "true") rewindTo(node.dataset.entryId, node);
       return;
     } else if (e.key === " ") {
       e.preventDefault();
