@@ -127,6 +127,15 @@ def test_one_node_per_turn_continue_from_a_panel_and_a_fork(shared_studio, page)
     assert following.locator(":scope > .card > .node").get_attribute("data-entry-id") == third[-1]
     shot(page, "storyboard")
 
+    # the keyboard: ↑ from turn 3 goes to turn 1 (the turn before it on its line), → to
+    # the other turn hanging from the same node (turn 2), Enter would continue from it
+    page.locator(f'#tree .node[data-entry-id="{third[-1]}"]').focus()
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("document.activeElement.dataset.entryId") == first[-1]
+    page.locator(f'#tree .node[data-entry-id="{second[-1]}"]').focus()
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.activeElement.dataset.entryId") == third[-1]
+
     # "go back to right after turn 1": one click on turn 1's node
     turn_item(page, first[-1]).locator(':scope > .card [data-action="continue-turn"]').click()
     wait_until(lambda: panels(page).count() == 1, 10, "the strip right after turn 1")
@@ -233,6 +242,21 @@ def test_help_and_chips_fill_in_the_directors_commands(shared_studio, page):
     approve_next(page)
     wait_run_finished(session_id)
     panels(page).first.wait_for()
+
+    # publishing is free: the card says so, and shows the panel with its caption
+    page.locator('[data-chip="publish"]').click()
+    box.press_sequentially("The hero on the roof")
+    page.locator('#prompt-form [data-action="send"]').click()
+    card = page.locator('#controls .approval[data-tool="publish_panel"]')
+    card.wait_for()
+    text = card.inner_text()
+    assert "publish a panel" in text and "It is free." in text and "0 credits" not in text
+    assert "The hero on the roof" in text
+    image = card.locator("img.approval-panel")
+    wait_until(lambda: image.evaluate("e => e.complete && e.naturalWidth > 0"), 10, "the panel")
+    assert image.get_attribute("src") == panels(page).first.locator("img").get_attribute("src")
+    card.locator('[data-action="deny"]').click()
+    wait_run_finished(session_id)
 
 
 def test_a_phone_sized_screen_has_tabs_and_no_sideways_scroll(shared_studio, browser):

@@ -89,7 +89,7 @@ def test_a_denied_call_names_the_person_not_their_id(client, alice):
     assert people_named(f"by user:{alice.pk} and user:999999") == "by alice and user:999999"
 
 
-def test_every_strip_panel_continues_from_right_after_it(alice):
+def test_every_strip_panel_continues_from_right_after_it(client, alice):
     # turn 1 draws one panel; turn 2 draws two (a second /draw line); turn 3 draws one
     entries = line(1)
     two = turn(2, "t1f", state=False)
@@ -113,6 +113,11 @@ def test_every_strip_panel_continues_from_right_after_it(alice):
         ("img_2b", "t2f"),  # right after turn 2
         ("img_0003", None),  # where the session is now
     ]
+    # in the tree too: turn 2's node has its two panels, the first with its own "continue"
+    body = page(client, alice, session)
+    tree = body[body.index('id="tree"') : body.index('id="inspector"')]
+    assert re.findall(r'data-action="continue-panel" data-target="([^"]+)"', tree) == ["t2r2"]
+    assert 'data-action="continue-turn" data-target="t2f"' in tree
 
 
 def test_after_a_rewind_the_panel_gone_back_to_is_where_the_session_is(client, alice):
