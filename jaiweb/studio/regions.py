@@ -42,7 +42,7 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
         "session": session,
         "leaf_id": session.leaf_id or "",
         "tree_items": active_path_view(session, rows),
-        "strip": strip_view(rows),
+        "strip": strip_view(rows, session=session),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
         "balance": wallet_balance(user=session.owner),

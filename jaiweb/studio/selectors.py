@@ -75,13 +75,19 @@ def episode_panels(*, session: ComicSession) -> list[dict[str, Any]]:
 
 
 def strip_view(
-    rows: list[StoredEntry], *, before: str | None = None, limit: int | None = None
+    rows: list[StoredEntry],
+    *,
+    before: str | None = None,
+    limit: int | None = None,
+    session: ComicSession | None = None,
 ) -> Strip:
     """The last ``limit`` panels of a branch (before the panel ``before``, if given).
 
     Walks back from the leaf and parses only the rows it needs: results that may hold
     an image, then the stretch from the user message that asked for the first panel
-    shown. A 10,000-entry branch costs about as much as the page of panels it shows.
+    shown. A 10,000-entry branch costs about as much as the page of panels it shows; one
+    with few panels (``session`` given) is not parsed past its last SCAN_ROWS rows: the
+    panels further back are found by one query.
     """
     limit = STRIP_PAGE if limit is None else limit
     end = len(rows)
@@ -91,7 +97,7 @@ def strip_view(
             raise UnknownEntry(before)
     shown: list[int] = []  # row indices of the panels to show, newest first
     earlier = False
-    for i in _backwards_parsed(rows, end):
+    for i in _backwards_parsed(rows, end, session):
         if _image_of(rows[i], "generate_image") is None:
             continue
         if len(shown) == limit:
@@ -103,7 +109,7 @@ def strip_view(
     start = _asked_at(rows, shown[-1])
     span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
     parse_rows(span)
-    panels = _panels(span, _published(rows[shown[-1] :]))
+    panels = _panels(span, _published(rows[shown[-1] :], session))
     targets = _continue_targets(rows, shown)
     here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
     if rows[-1].type == "branch":
@@ -122,8 +128,8 @@ def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, st
     for i in shown:
         end = i
         for j in range(i + 1, len(rows)):
-            if j % 64 == (i + 1) % 64:  # the rows ahead, a chunk at a time
-                parse_rows([r for r in rows[j : j + 64] if r.type == "message"])
+            if (j - i - 1) % 16 == 0:  # the rows ahead, a few at a time
+                parse_rows([r for r in rows[j : j + 16] if r.type == "message"])
             if rows[j].type == "branch" or _ends_a_turn(rows[j - 1]) or _is_prompt(rows[j]):
                 break
             if _image_of(rows[j], "generate_image") is not None:
@@ -146,16 +152,30 @@ def _is_prompt(row: StoredEntry) -> bool:
     return row.type == "message" and isinstance(row.entry.message, UserMessage)
 
 
-def _backwards_parsed(rows: list[StoredEntry], end: int, chunk: int = 128):
+SCAN_ROWS = 512  # rows of a branch the strip parses before it asks where the panels are
+
+
+def _backwards_parsed(
+    rows: list[StoredEntry], end: int, session: ComicSession | None = None, chunk: int = 128
+):
     """Indices ``end - 1`` down to 0; the message rows that may hold an image are parsed a
-    chunk at a time (one fetch and one pydantic call per chunk, not one per row)."""
-    while end > 0:
-        start = max(0, end - chunk)
+    chunk at a time (one fetch and one pydantic call per chunk, not one per row). Past
+    SCAN_ROWS rows, with ``session``, only the rows of drawn panels (read by one query)."""
+    stop = max(0, end - SCAN_ROWS) if session is not None else 0
+    while end > stop:
+        start = max(stop, end - chunk)
         parse_rows(
             [r for r in rows[start:end] if r.type == "message" and r.may_contain('"image_id"')]
         )
         yield from range(end - 1, start - 1, -1)
         end = start
+    if end == 0:
+        return
+    drawn = _seqs_of(session, "generate_image")
+    found = [i for i in range(end - 1, -1, -1) if rows[i].seq in drawn]
+    for at in range(0, len(found), chunk):
+        parse_rows([rows[i] for i in found[at : at + chunk]])
+        yield from found[at : at + chunk]
 
 
 def _image_of(row: StoredEntry, tool: str) -> str | None:
@@ -171,8 +191,23 @@ def _image_of(row: StoredEntry, tool: str) -> str | None:
     return image if isinstance(image, str) else None
 
 
-def _published(rows: list[StoredEntry]) -> set[str]:
+def _published(rows: list[StoredEntry], session: ComicSession | None = None) -> set[str]:
+    """The panels published on this stretch of a branch (a long one, with ``session``: its
+    publish results found by one query rather than by parsing the stretch)."""
+    if session is not None and len(rows) > SCAN_ROWS:
+        seqs = _seqs_of(session, "publish_panel")
+        rows = [r for r in rows if r.seq in seqs]
+    parse_rows([r for r in rows if r.type == "message" and r.may_contain('"image_id"')])
     return {image for r in rows if (image := _image_of(r, "publish_panel")) is not None}
+
+
+def _seqs_of(session: ComicSession, tool: str) -> set[int]:
+    """The seqs of the session's results of ``tool`` (one query; no payload parsed)."""
+    return set(
+        Entry.objects.filter(
+            session=session, type="message", payload__message__tool_name=tool
+        ).values_list("seq", flat=True)
+    )
 
 
 def _asked_at(rows: list[StoredEntry], panel: int) -> int:

@@ -25,9 +25,13 @@ range scan; the path is walked from its ends and only the turns drawn are parsed
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from django.db.models import Max, Q
 
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
@@ -142,6 +146,7 @@ class Turn:
     steps: int = 0  # entries in it
     via: str = ""  # the rewind's branch entry it came by
     fork_points: tuple[tuple[str, str, int], ...] = ()  # (entry, its line child, branches)
+    fork_starts: tuple[Child, ...] = ()  # where those branches start
     here: bool = False  # the session is right after this turn (its leaf)
     branches: tuple = ()  # forks drawn open (small trees): lists of items
 
@@ -194,23 +199,30 @@ def _known(session: ComicSession) -> int:
     return session.entry_count
 
 
-def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """(id, type) of the children (append order) of the given nodes: no payloads.
+class Child(NamedTuple):
+    id: str
+    type: str
+    chain: int
+    pos: int
+
+
+def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[Child]]:
+    """The children (append order) of the given nodes, with where their runs are: no payloads.
 
     Sorted here, not by ``ORDER BY seq``: for a list of parents SQLite would rather walk the
     session in seq order (its (session, seq) index) than sort what ``entry_children`` finds.
     """
-    rows: list[tuple[int, str, str, str]] = []
+    rows: list[tuple] = []
     for start in range(0, len(ids), 500):
         rows.extend(
             Entry.objects.filter(
                 session=session, parent_id__in=ids[start : start + 500], seq__lte=_known(session)
-            ).values_list("seq", "parent_id", "entry_id", "type")
+            ).values_list("seq", "parent_id", "entry_id", "type", "chain", "chain_pos")
         )
     rows.sort()
-    found: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for _seq, parent, child, type_ in rows:
-        found[parent].append((child, type_))
+    found: dict[str, list[Child]] = defaultdict(list)
+    for _seq, parent, child, type_, chain, pos in rows:
+        found[parent].append(Child(child, type_, chain, pos))
     return found
 
 
@@ -235,29 +247,40 @@ def _turns(
     leaf: JournalEntry | None = None,
 ) -> list[Turn]:
     """The nodes of some turns of one line (``spans``: their entry ranges on it)."""
-    spans = [s for s in spans if _drawn(line.kinds, s)]
-    ids = [line.entries[i].id for a, b in spans for i in range(a, b)]
+    return _turns_of_lines(session, [(line, spans)], active=active, leaf=leaf)[0]
+
+
+def _turns_of_lines(
+    session: ComicSession,
+    lines: list[tuple[_Line, list[tuple[int, int]]]],
+    *,
+    active: bool,
+    leaf: JournalEntry | None = None,
+) -> list[list[Turn]]:
+    """The nodes of turns of several lines, their children read at once (two queries)."""
+    lines = [(line, [s for s in spans if _drawn(line.kinds, s)]) for line, spans in lines]
+    ids = [line.entries[i].id for line, spans in lines for a, b in spans for i in range(a, b)]
     children = _children_of(session, ids)
     # A rewind that nothing followed (and is not the leaf) is no branch to draw.
-    rewinds = [c for kids in children.values() for c, t in kids if t == "branch"]
+    rewinds = [c.id for kids in children.values() for c in kids if c.type == "branch"]
     followed = set(_children_of(session, rewinds)) if rewinds else set()
-    turns = []
-    for a, b in spans:
-        entries, kinds = line.entries[a:b], line.kinds[a:b]
-        fork_points = []
-        for i in range(a, b):
-            kept = line.line_child(i)
-            n = sum(
-                1
-                for c, t in children.get(line.entries[i].id, [])
-                if c != kept and (t != "branch" or c in followed)
+    out = []
+    for line, spans in lines:
+        turns = []
+        for a, b in spans:
+            forks = []
+            for i in range(a, b):
+                kept = line.line_child(i)
+                forks.extend(
+                    (line.entries[i].id, kept or "", c)
+                    for c in children.get(line.entries[i].id, [])
+                    if c.id != kept and (c.type != "branch" or c.id in followed)
+                )
+            turns.append(
+                _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
             )
-            if n:
-                fork_points.append((line.entries[i].id, kept or "", n))
-        turns.append(
-            _turn(entries, kinds, active=active, fork_points=tuple(fork_points), leaf=leaf)
-        )
-    return turns
+        out.append(turns)
+    return out
 
 
 def _turn(
@@ -265,7 +288,7 @@ def _turn(
     kinds: list[str],
     *,
     active: bool,
-    fork_points: tuple,
+    forks: list[tuple[str, str, Child]],
     leaf: JournalEntry | None,
 ) -> Turn:
     lead = next(i for i, k in enumerate(kinds) if k != BRANCH)
@@ -308,7 +331,12 @@ def _turn(
         outcome=outcome,
         steps=len(entries) - lead,
         via=entries[0].id if lead else "",
-        fork_points=fork_points,
+        fork_points=tuple(
+            (entry_id, kept, len(kids))
+            for (entry_id, kept), kids in itertools.groupby(forks, key=lambda f: f[:2])
+            for kids in [list(kids)]
+        ),
+        fork_starts=tuple(child for _, _, child in forks),
         here=here,
     )
 
@@ -372,39 +400,46 @@ def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = Non
         return []
     leaf = rows[-1].entry
     tail = _tail(rows, PATH_TAIL)
-    items: list[Item] = []
-    start = 0
-    if tail:
-        head, fold = _head(rows, PATH_HEAD, tail)
-        if fold < tail:
-            items.extend(_turns(session, _path_line(rows, 0, fold), head, active=True))
-            items.append(More(tail - fold, f"path={session.leaf_id}&start={fold}&stop={tail}"))
-            start = tail
-    line = _path_line(rows, start, len(rows))
-    items.extend(_turns(session, line, _spans(line.kinds), active=True, leaf=leaf))
-    return _open_forks(session, items)
+    head, fold = _head(rows, PATH_HEAD, tail) if tail else ([], 0)
+    if not tail or fold >= tail:  # short enough to draw whole
+        line = _path_line(rows, 0, len(rows))
+        [turns] = _turns_of_lines(session, [(line, _spans(line.kinds))], active=True, leaf=leaf)
+        return _open_forks(session, list(turns))
+    line = _path_line(rows, tail, len(rows))
+    first, last = _turns_of_lines(
+        session,
+        [(_path_line(rows, 0, fold), head), (line, _spans(line.kinds))],
+        active=True,
+        leaf=leaf,
+    )
+    more = More(tail - fold, f"path={session.leaf_id}&start={fold}&stop={tail}")
+    return _open_forks(session, [*first, more, *last])
 
 
 def _open_forks(session: ComicSession, items: list[Item]) -> list[Item]:
     """Draw the forks nearest the leaf open while the budget lasts, so a rewound branch
-    stays in sight, grey; the rest stay folded behind "+N"."""
-    budget = OPEN_BUDGET
-    opened: dict[int, Turn] = {}
+    stays in sight, grey; the rest stay folded behind "+N". The runs of all the branches
+    that may open are read at once."""
+    candidates: list[int] = []
+    starts: list[Child] = []
     for i in range(len(items) - 1, -1, -1):
         item = items[i]
-        if budget <= 0:
-            break
-        if isinstance(item, Turn) and item.fork_points:
-            branches = [
-                b
-                for entry_id, kept, _n in item.fork_points
-                for b in fork_view(session, parent_id=entry_id, exclude=kept or None)
-            ]
-            size = sum(len(b) for b in branches)
-            if size > budget:
+        if isinstance(item, Turn) and item.fork_starts:
+            if len(starts) + len(item.fork_starts) > OPEN_BUDGET:  # each opens 1 turn or more
                 continue
-            budget -= size
-            opened[i] = replace(item, branches=tuple(branches))
+            candidates.append(i)
+            starts.extend(item.fork_starts)
+    runs = _runs(session, starts)
+    budget = OPEN_BUDGET
+    opened: dict[int, Turn] = {}
+    for i in candidates:
+        item = items[i]
+        branches = [runs[c.id] for c in item.fork_starts if runs[c.id]]
+        size = sum(len(b) for b in branches)
+        if size > budget:
+            continue
+        budget -= size
+        opened[i] = replace(item, branches=tuple(branches))
     return [opened.get(i, item) for i, item in enumerate(items)]
 
 
@@ -437,40 +472,81 @@ def path_page(session: ComicSession, *, leaf_id: str, start: int, stop: int) -> 
 
 def chain_view(session: ComicSession, *, chain: int, from_pos: int) -> list[Item]:
     """A straight run of a side branch from a position: a page of its turns, the rest folded."""
-    qs = Entry.objects.filter(
-        session=session, chain=chain, chain_pos__gte=from_pos, seq__lte=_known(session)
-    ).order_by("chain_pos")
-    rows: list[tuple[str, dict, int]] = []
-    kinds: list[str] = []
-    entries: list[JournalEntry] = []
-    while True:
-        batch = list(
-            qs.filter(chain_pos__gte=from_pos + len(rows)).values_list(
-                "entry_id", "payload", "chain_pos"
-            )[:CHAIN_FETCH]
-        )
-        rows.extend(batch)
-        entries.extend(parse_entry(payload) for _id, payload, _pos in batch)
+    return _runs(session, [Child("", "", chain, from_pos)])[""]
+
+
+def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
+    """The runs from the given starts (chains and positions), each a page of its turns with
+    the rest folded, by the start's id. Read together: a few queries for any number."""
+    rows = _chain_rows(session, [(c.chain, c.pos) for c in starts], CHAIN_FETCH)
+    lines: list[tuple[_Line, list[tuple[int, int]]]] = []
+    cuts: list[tuple[Child, int, list]] = []
+    for start in starts:
+        run = rows.get((start.chain, start.pos), [])
+        entries = [parse_entry(payload) for _id, payload, _pos in run]
         kinds = [kind_of(e) for e in entries]
-        if len(turn_starts(kinds)) > CHAIN_PAGE or len(batch) < CHAIN_FETCH:
-            break
-    if not rows:
-        return []
-    starts = turn_starts(kinds)
-    cut = starts[CHAIN_PAGE] if len(starts) > CHAIN_PAGE else len(rows)
-    after = rows[cut][0] if cut < len(rows) else None
-    line = _Line(entries[:cut], after)
-    items: list[Item] = list(_turns(session, line, _spans(line.kinds), active=False))
-    if cut < len(rows):
-        last_pos = (
-            Entry.objects.filter(session=session, chain=chain, seq__lte=_known(session))
-            .order_by("-chain_pos")
-            .values_list("chain_pos", flat=True)
-            .first()
-        )
-        next_pos = rows[cut][2]
-        items.append(More(last_pos - next_pos + 1, f"chain={chain}&from={next_pos}"))
-    return items
+        if len(run) == CHAIN_FETCH and len(turn_starts(kinds)) <= CHAIN_PAGE:
+            run, entries, kinds = _longer_run(session, start, CHAIN_PAGE)  # long turns
+        starts_at = turn_starts(kinds)
+        cut = starts_at[CHAIN_PAGE] if len(starts_at) > CHAIN_PAGE else len(run)
+        line = _Line(entries[:cut], run[cut][0] if cut < len(run) else None)
+        lines.append((line, _spans(line.kinds)))
+        cuts.append((start, cut, run))
+    drawn = _turns_of_lines(session, lines, active=False) if lines else []
+    folded = [start.chain for start, cut, run in cuts if cut < len(run)]
+    last = dict(
+        Entry.objects.filter(session=session, chain__in=folded, seq__lte=_known(session))
+        .values("chain")
+        .annotate(last=Max("chain_pos"))
+        .values_list("chain", "last")
+        if folded
+        else []
+    )
+    out: dict[str, list[Item]] = {}
+    for (start, cut, run), turns in zip(cuts, drawn, strict=True):
+        items: list[Item] = list(turns)
+        if cut < len(run):
+            next_pos = run[cut][2]
+            items.append(
+                More(last[start.chain] - next_pos + 1, f"chain={start.chain}&from={next_pos}")
+            )
+        out[start.id] = items
+    return out
+
+
+def _chain_rows(
+    session: ComicSession, starts: list[tuple[int, int]], count: int
+) -> dict[tuple[int, int], list[tuple[str, dict, int]]]:
+    """Up to ``count`` rows (id, payload, chain_pos) of each chain from each position."""
+    if not starts:
+        return {}
+    where = Q()
+    for chain, pos in starts:
+        where |= Q(chain=chain, chain_pos__gte=pos, chain_pos__lt=pos + count)
+    found: dict[tuple[int, int], list] = {start: [] for start in starts}
+    rows = (
+        Entry.objects.filter(where, session=session, seq__lte=_known(session))
+        .order_by("chain", "chain_pos")
+        .values_list("chain", "entry_id", "payload", "chain_pos")
+    )
+    for chain, entry_id, payload, pos in rows:
+        for start in starts:
+            if start[0] == chain and start[1] <= pos < start[1] + count:
+                found[start].append((entry_id, payload, pos))
+    return found
+
+
+def _longer_run(session: ComicSession, start: Child, turns: int):
+    """A run read on until it has more than ``turns`` turns or ends (rare: long turns)."""
+    run: list = []
+    while True:
+        pos = start.pos + len(run)
+        batch = _chain_rows(session, [(start.chain, pos)], CHAIN_FETCH)[(start.chain, pos)]
+        run.extend(batch)
+        entries = [parse_entry(payload) for _id, payload, _pos in run]
+        kinds = [kind_of(e) for e in entries]
+        if len(turn_starts(kinds)) > turns or len(batch) < CHAIN_FETCH:
+            return run, entries, kinds
 
 
 def fork_view(
@@ -480,14 +556,13 @@ def fork_view(
     (a rewind nothing followed draws nothing, and is left out)."""
     qs = Entry.objects.filter(session=session, seq__lte=_known(session)).order_by("seq")
     qs = qs.filter(parent_id__isnull=True) if parent_id is None else qs.filter(parent_id=parent_id)
-    branches = []
-    for entry_id, chain, pos in qs.values_list("entry_id", "chain", "chain_pos"):
-        if entry_id == exclude:
-            continue
-        items = chain_view(session, chain=chain, from_pos=pos)
-        if items:
-            branches.append(items)
-    return branches
+    starts = [
+        Child(entry_id, type_, chain, pos)
+        for entry_id, type_, chain, pos in qs.values_list("entry_id", "type", "chain", "chain_pos")
+        if entry_id != exclude
+    ]
+    runs = _runs(session, starts)
+    return [runs[c.id] for c in starts if runs[c.id]]
 
 
 def turn_entries(rows: list[StoredEntry], first_id: str | None) -> list[StoredEntry]:

@@ -196,3 +196,26 @@ def test_a_charge_in_the_credit_history_shows_its_panel_and_session(client, alic
     assert f'src="/panels/{result.image_id}"' in row
     assert f'href="/sessions/{session.id}/"' in row and "The cat episode" in row
     assert "k_0" not in row and "render charge" not in row
+
+
+def test_a_long_branch_with_few_panels_is_not_parsed_whole_for_the_strip(alice, monkeypatch):
+    import jaiweb.store.rows as store_rows
+    from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.studio.selectors import SCAN_ROWS
+
+    # one panel in turn 1, then 400 turns that draw nothing (800 entries)
+    entries = [*line(1), *line(400, start=2, parent="t1f", state=False, panel=False)]
+    session = store(alice, entries, entries[-1].id)
+    parsed_entries.clear()
+    counted = [0]
+    real = store_rows.parse_raw
+
+    def counting(rows):
+        counted[0] += len(rows)
+        return real(rows)
+
+    monkeypatch.setattr(store_rows, "parse_raw", counting)
+    strip = strip_view(branch_rows(session=session, lazy=True), session=session)
+    assert [p.image_id for p in strip.panels] == ["img_0001"]
+    assert strip.panels[0].continue_id == "t1f"
+    assert counted[0] <= SCAN_ROWS + 40, f"{counted[0]} of {len(entries)} entries parsed"

@@ -81,7 +81,8 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
     if not before:
         return HttpResponse(_("say which panel to load the panels before"), status=422)
     try:
-        strip = strip_view(branch_rows(session=session, lazy=True), before=before)
+        rows = branch_rows(session=session, lazy=True)
+        strip = strip_view(rows, before=before, session=session)
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
     return render(request, "studio/strip/panels.html", {"session": session, "strip": strip})
