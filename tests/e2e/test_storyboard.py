@@ -195,8 +195,11 @@ def test_the_newest_turn_scrolls_into_view(shared_studio, page):
     page.goto(f"{base}/sessions/{session.id}/")
     wait_ws_open(page)
     tree = page.locator("#tree")
-    assert tree.evaluate("e => e.scrollHeight > e.clientHeight"), "the pane scrolls"
-    assert _in_view(page, '#tree .node[data-leaf="true"]')
+    # (the socket's first regions may be replacing the tree right now: poll, not peek)
+    wait_until(
+        lambda: tree.evaluate("e => e.scrollHeight > e.clientHeight"), 5, "a pane that scrolls"
+    )
+    wait_until(lambda: _in_view(page, '#tree .node[data-leaf="true"]'), 5, "the leaf in view")
     assert not _in_view(page, '#tree .node[data-entry-id="a0"]')  # the first, scrolled away
 
     tree.evaluate("e => { e.scrollTop = 0; }")  # looking at the start of the story…
