@@ -1,7 +1,7 @@
 """The studio page around the storyboard: the inspector of a turn, "continue from here" on
 each strip panel, the prompt's chips and help, labels in the viewer's words, credits rows.
 
-Sessions are written straight to the store (tests/studio/test_storyboard_tree.py's turns).
+Sessions are written straight to the store (tests/support/storyboard.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from jaiweb.store.selectors import branch_rows
 from jaiweb.studio.labels import people_named, state_value, tool_label
 from jaiweb.studio.selectors import strip_view
 from journal.entries import AssistantMessage, MessageEntry, ToolCall, ToolResultMessage
-from tests.studio.test_storyboard_tree import T0, line, rewind, store, turn
+from tests.support.storyboard import T0, line, rewind, store, turn
 
 pytestmark = pytest.mark.django_db
 
