@@ -16,6 +16,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from jaiweb.render.selectors import wallet_balance
+from jaiweb.render.services import PANEL_COST
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, unfinished_operation
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
@@ -41,13 +42,14 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
         "session": session,
         "leaf_id": session.leaf_id or "",
         "tree_items": active_path_view(session, rows),
-        "strip": strip_view(rows),
+        "strip": strip_view(rows, session=session),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
         "balance": wallet_balance(user=session.owner),
         "run": run,
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
+        "panel_cost": PANEL_COST,
     }
 
 

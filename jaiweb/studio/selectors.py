@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import asdict, dataclass, field
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q
+from django.utils.translation import gettext, gettext_lazy
 
 from jaiweb.agent.state import AppState, UnreadableAppState
-from jaiweb.render.selectors import images_by_id
+from jaiweb.render.models import Image, LedgerEntry
+from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.status import SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows, entry_ids_among, operation_records
+from jaiweb.studio.labels import people_named
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -29,6 +34,9 @@ class Panel:
     narration: str  # the assistant's words with the drawing
     asked: str  # the user's message that led to it
     published: bool = False
+    # "continue from here": right after the panel's turn, or right after the panel when
+    # another panel follows it in that turn; None when that is where the session is now
+    continue_id: str | None = None
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -67,13 +75,19 @@ def episode_panels(*, session: ComicSession) -> list[dict[str, Any]]:
 
 
 def strip_view(
-    rows: list[StoredEntry], *, before: str | None = None, limit: int | None = None
+    rows: list[StoredEntry],
+    *,
+    before: str | None = None,
+    limit: int | None = None,
+    session: ComicSession | None = None,
 ) -> Strip:
     """The last ``limit`` panels of a branch (before the panel ``before``, if given).
 
     Walks back from the leaf and parses only the rows it needs: results that may hold
     an image, then the stretch from the user message that asked for the first panel
-    shown. A 10,000-entry branch costs about as much as the page of panels it shows.
+    shown. A 10,000-entry branch costs about as much as the page of panels it shows; one
+    with few panels (``session`` given) is not parsed past its last SCAN_ROWS rows: the
+    panels further back are found by one query.
     """
     limit = STRIP_PAGE if limit is None else limit
     end = len(rows)
@@ -83,7 +97,7 @@ def strip_view(
             raise UnknownEntry(before)
     shown: list[int] = []  # row indices of the panels to show, newest first
     earlier = False
-    for i in _backwards_parsed(rows, end):
+    for i in _backwards_parsed(rows, end, session):
         if _image_of(rows[i], "generate_image") is None:
             continue
         if len(shown) == limit:
@@ -95,20 +109,73 @@ def strip_view(
     start = _asked_at(rows, shown[-1])
     span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
     parse_rows(span)
-    panels = _panels(span, _published(rows[shown[-1] :]))
+    panels = _panels(span, _published(rows[shown[-1] :], session))
+    targets = _continue_targets(rows, shown)
+    here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
+    if rows[-1].type == "branch":
+        here.add(rows[-1].entry.parent_id)
+    panels = [
+        replace(p, continue_id=None if targets[p.entry_id] in here else targets[p.entry_id])
+        for p in panels
+    ]
     return Strip(panels, panels[0].entry_id if earlier else None)
 
 
-def _backwards_parsed(rows: list[StoredEntry], end: int, chunk: int = 128):
+def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, str]:
+    """Where "continue from here" on each shown panel goes: the end of its turn (the entry
+    before the next turn starts), or the panel itself when another panel comes first."""
+    targets = {}
+    for i in shown:
+        end = i
+        for j in range(i + 1, len(rows)):
+            if (j - i - 1) % 16 == 0:  # the rows ahead, a few at a time
+                parse_rows([r for r in rows[j : j + 16] if r.type == "message"])
+            if rows[j].type == "branch" or _ends_a_turn(rows[j - 1]) or _is_prompt(rows[j]):
+                break
+            if _image_of(rows[j], "generate_image") is not None:
+                end = i  # another panel of the same turn: right after this one
+                break
+            end = j
+        targets[rows[i].entry_id] = rows[end].entry_id
+    return targets
+
+
+def _ends_a_turn(row: StoredEntry) -> bool:
+    return (
+        row.type == "message"
+        and isinstance(row.entry.message, AssistantMessage)
+        and row.entry.message.is_final
+    )
+
+
+def _is_prompt(row: StoredEntry) -> bool:
+    return row.type == "message" and isinstance(row.entry.message, UserMessage)
+
+
+SCAN_ROWS = 512  # rows of a branch the strip parses before it asks where the panels are
+
+
+def _backwards_parsed(
+    rows: list[StoredEntry], end: int, session: ComicSession | None = None, chunk: int = 128
+):
     """Indices ``end - 1`` down to 0; the message rows that may hold an image are parsed a
-    chunk at a time (one fetch and one pydantic call per chunk, not one per row)."""
-    while end > 0:
-        start = max(0, end - chunk)
+    chunk at a time (one fetch and one pydantic call per chunk, not one per row). Past
+    SCAN_ROWS rows, with ``session``, only the rows of drawn panels (read by one query)."""
+    stop = max(0, end - SCAN_ROWS) if session is not None else 0
+    while end > stop:
+        start = max(stop, end - chunk)
         parse_rows(
             [r for r in rows[start:end] if r.type == "message" and r.may_contain('"image_id"')]
         )
         yield from range(end - 1, start - 1, -1)
         end = start
+    if end == 0:
+        return
+    drawn = _seqs_of(session, "generate_image")
+    found = [i for i in range(end - 1, -1, -1) if rows[i].seq in drawn]
+    for at in range(0, len(found), chunk):
+        parse_rows([rows[i] for i in found[at : at + chunk]])
+        yield from found[at : at + chunk]
 
 
 def _image_of(row: StoredEntry, tool: str) -> str | None:
@@ -124,8 +191,23 @@ def _image_of(row: StoredEntry, tool: str) -> str | None:
     return image if isinstance(image, str) else None
 
 
-def _published(rows: list[StoredEntry]) -> set[str]:
+def _published(rows: list[StoredEntry], session: ComicSession | None = None) -> set[str]:
+    """The panels published on this stretch of a branch (a long one, with ``session``: its
+    publish results found by one query rather than by parsing the stretch)."""
+    if session is not None and len(rows) > SCAN_ROWS:
+        seqs = _seqs_of(session, "publish_panel")
+        rows = [r for r in rows if r.seq in seqs]
+    parse_rows([r for r in rows if r.type == "message" and r.may_contain('"image_id"')])
     return {image for r in rows if (image := _image_of(r, "publish_panel")) is not None}
+
+
+def _seqs_of(session: ComicSession, tool: str) -> set[int]:
+    """The seqs of the session's results of ``tool`` (one query; no payload parsed)."""
+    return set(
+        Entry.objects.filter(
+            session=session, type="message", payload__message__tool_name=tool
+        ).values_list("seq", flat=True)
+    )
 
 
 def _asked_at(rows: list[StoredEntry], panel: int) -> int:
@@ -278,3 +360,138 @@ def my_sessions(*, owner: Any) -> list[SessionCard]:
             state = "idle"
         cards.append(SessionCard(session, session.branches, image, state))
     return cards
+
+
+# --- the inspector: one turn, step by step ---------------------------------------------
+
+_ERRORS = {
+    "insufficient_credits": gettext_lazy("not enough credits"),
+    "invalid_arguments": gettext_lazy("the director's arguments were not valid"),
+    "in_progress": gettext_lazy("the render is still going on elsewhere"),
+    "render_failed": gettext_lazy("the renderer failed"),
+    "idempotency_key_reused": gettext_lazy("the render key was used for another panel"),
+}
+_DENIED = re.compile(r"^not run: (?P<who>.+) denied it$")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One entry of a turn as the inspector shows it."""
+
+    entry_id: str
+    kind: str  # prompt / reply / result / state / summary / rewind
+    text: str = ""
+    calls: list[dict] = field(default_factory=list)  # tool, arguments (JSON), scene
+    tool: str = ""
+    is_error: bool = False
+    error: str = ""  # why it failed, in the viewer's words
+    images: list[str] = field(default_factory=list)  # panels it shows
+    characters: dict = field(default_factory=dict)  # a state: the characters after it
+    raw: str = ""  # the tool result as the journal keeps it
+    is_leaf: bool = False
+
+
+def inspector_steps(rows: list[StoredEntry], *, leaf_id: str) -> list[Step]:
+    """The steps of a turn (``rows``: its entries, in order)."""
+    parse_rows(rows)
+    steps = []
+    for row in rows:
+        entry = row.entry
+        here = entry.id == leaf_id
+        if entry.type == "app_state":
+            steps.append(
+                Step(entry.id, "state", characters=characters_of(entry.value), is_leaf=here)
+            )
+        elif entry.type == "compaction":
+            steps.append(Step(entry.id, "summary", text=entry.summary, is_leaf=here))
+        elif entry.type == "branch":
+            steps.append(Step(entry.id, "rewind", is_leaf=here))
+        elif isinstance(entry.message, UserMessage):
+            steps.append(Step(entry.id, "prompt", text=entry.message.content, is_leaf=here))
+        elif isinstance(entry.message, AssistantMessage):
+            calls = [
+                {
+                    "tool": call.name,
+                    "name": call.name,
+                    "scene": str(
+                        call.arguments.get("prompt") or call.arguments.get("caption") or ""
+                    ),
+                    "arguments": json.dumps(call.arguments, ensure_ascii=False, indent=2),
+                }
+                for call in entry.message.tool_calls
+            ]
+            steps.append(
+                Step(entry.id, "reply", text=entry.message.content, calls=calls, is_leaf=here)
+            )
+        elif isinstance(entry.message, ToolResultMessage):
+            steps.append(_result_step(entry.id, entry.message, here))
+    return steps
+
+
+def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
+    details = message.details or {}
+    raw = json.dumps({"content": message.content, "details": details}, ensure_ascii=False, indent=2)
+    images: list[str] = []
+    characters: dict = {}
+    error = ""
+    if message.is_error:
+        code = details.get("code")
+        denied = _DENIED.match(message.content)
+        if denied:
+            error = gettext("not run: %(who)s said no") % {"who": people_named(denied["who"])}
+        elif message.content == "not run on this branch":
+            error = gettext("not run on this branch")
+        else:
+            error = str(_ERRORS.get(code) or gettext("it failed"))
+    elif message.tool_name in ("generate_image", "publish_panel"):
+        image = details.get("image_id")
+        images = [image] if isinstance(image, str) else []
+    elif message.tool_name == "list_panels":
+        images = [p["image_id"] for p in details.get("panels", []) if isinstance(p, dict)][:24]
+    elif message.tool_name == "set_character_state" and isinstance(details.get("state"), dict):
+        characters = {str(details.get("character", "")): details["state"]}
+    return Step(
+        entry_id,
+        "result",
+        tool=message.tool_name,
+        is_error=message.is_error,
+        error=error,
+        images=images,
+        characters=characters,
+        raw=people_named(raw),
+        is_leaf=here,
+    )
+
+
+# --- credits: each movement with what it paid for --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CreditRow:
+    entry: LedgerEntry
+    image_id: str | None = None  # the panel a charge paid for
+    session_id: str | None = None  # … and the session it was drawn in
+    session_title: str = ""
+
+
+def credit_rows(*, user: Any) -> list[CreditRow]:
+    """The user's ledger, newest first, each charge with its panel and session."""
+    ledger = ledger_for(user=user)
+    keys = [e.job_key for e in ledger if e.job_key]
+    images = dict(Image.objects.filter(job_id__in=keys).values_list("job_id", "id"))
+    found: dict[str, tuple[str, str]] = {}
+    if images:
+        rows = Entry.objects.filter(
+            session__owner=user,
+            type="message",
+            payload__message__tool_name="generate_image",
+            payload__message__details__image_id__in=list(images.values()),
+        ).values_list("payload__message__details__image_id", "session_id", "session__title")
+        for image, session_id, title in rows:
+            found.setdefault(image, (session_id, title))
+    out = []
+    for e in ledger:
+        image = images.get(e.job_key) if e.job_key else None
+        session_id, title = found.get(image, (None, "")) if image else (None, "")
+        out.append(CreditRow(e, image, session_id, title))
+    return out

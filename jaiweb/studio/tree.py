@@ -1,18 +1,37 @@
-"""The explorer's view of a session tree: which nodes to draw, and what to fold.
+"""The storyboard: the session tree drawn one node per turn, folded where it is long.
+
+A **turn** is what one prompt made: the user's message and everything the director did
+for it (replies, tool calls and results, state changes) until the next prompt. Its node
+shows the prompt, the panels drawn and a badge when the state changed; the entries
+themselves open in the inspector. "Continue from here" on a turn goes right after it
+(its last entry on the line drawn). A rewind's ``branch`` entry is not a node: it is the
+edge from the node it forks from to the turn that follows it, so a fork is drawn as
+siblings under one node.
+
+How a line of entries splits into turns (``turn_starts``): a turn starts at the line's
+first entry, after a final reply (no tool calls, not ``tool_use``), at a rewind (a run of
+``branch`` entries counts as one), and at a user message — unless what came before it in
+the turn is only rewinds and state edits, which then lead up to that prompt (a character
+edited before a prompt belongs to the turn it was made for). A turn made only of rewinds
+(a rewind nothing followed yet) is not drawn.
 
 A session can be 10,000 entries deep with many forks, so the page never draws it whole.
-The active path shows its first few and its last many nodes, with "… N more" between
-them; every node with children off the drawn line shows "+N". Both load on demand:
-a fork opens as the straight runs (chains) of its children, a run as the next page of it.
-The chain fold of the store (a first child continues its parent's chain) makes a run
-one index range scan.
+The active path shows its first few and its last many turns, with "… N more" between;
+every turn with branches off the drawn line shows "+N". Both load on demand: a fork opens
+as the straight runs (chains) of its children, a run as the next page of it. The chain
+fold of the store (a first child continues its parent's chain) makes a run one index
+range scan; the path is walked from its ends and only the turns drawn are parsed.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from django.db.models import Max, Q
 
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
@@ -20,7 +39,6 @@ from jaiweb.store.selectors import branch_rows
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,
-    BranchEntry,
     CompactionEntry,
     MessageEntry,
     ToolResultMessage,
@@ -29,47 +47,119 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 
-PATH_HEAD = 3  # nodes drawn at the root end of a long active path
-PATH_TAIL = 40  # … and at the leaf end
-PAGE = 100  # nodes loaded per "… N more" click
-CHAIN_PAGE = 25  # nodes of a side branch drawn when it opens
-OPEN_BUDGET = 120  # side-branch nodes drawn open on the page; past it forks stay folded
-LABEL_CHARS = 70
+PATH_HEAD = 2  # turns drawn at the root end of a long active path
+PATH_TAIL = 30  # … and at the leaf end
+PAGE = 40  # turns loaded per "… N more" click
+CHAIN_PAGE = 12  # turns of a side branch drawn when it opens
+OPEN_BUDGET = 40  # side-branch turns drawn open on the page; past it forks stay folded
+LABEL_CHARS = 160  # a label longer than this is cut at a word's end
+THUMBS = 4  # panel thumbnails drawn in one node
+CHUNK = 128  # path rows parsed at a time while looking for turns
+CHAIN_FETCH = 120  # chain rows read at a time while looking for turns
 
-# Short tags rather than emoji: they read the same in every font (and are styled per kind).
-ICONS = {
-    "user": "you",
-    "assistant": "ai",
-    "tool_result": "tool",
-    "panel": "panel",
-    "app_state": "state",
-    "compaction": "sum",
-    "branch": "fork",
-}
+# What an entry is for the split into turns.
+USER, FINAL, REPLY, TOOL, STATE, BRANCH, SUMMARY = (
+    "user",
+    "final",
+    "reply",
+    "tool",
+    "state",
+    "branch",
+    "summary",
+)
+_LEAD_UP = frozenset((BRANCH, STATE))  # what may come before a prompt in its turn
+
+
+def kind_of(entry: JournalEntry) -> str:
+    """One entry's part in the split into turns."""
+    if isinstance(entry, MessageEntry):
+        message = entry.message
+        if isinstance(message, UserMessage):
+            return USER
+        if isinstance(message, AssistantMessage):
+            return FINAL if message.is_final else REPLY
+        return TOOL
+    if isinstance(entry, AppStateEntry):
+        return STATE
+    if isinstance(entry, CompactionEntry):
+        return SUMMARY
+    return BRANCH
+
+
+def turn_starts(kinds: Sequence[str]) -> list[int]:
+    """Where turns start in a line of entries (their kinds, ``kinds[0]`` starting one)."""
+    starts: list[int] = []
+    only_branches = lead_up = False  # what the current turn holds so far
+    for i, kind in enumerate(kinds):
+        if (
+            i == 0
+            or kinds[i - 1] == FINAL
+            or (kind == BRANCH and not only_branches)
+            or (kind == USER and not lead_up)
+        ):
+            starts.append(i)
+            only_branches, lead_up = kind == BRANCH, kind in _LEAD_UP
+        else:
+            only_branches = only_branches and kind == BRANCH
+            lead_up = lead_up and kind in _LEAD_UP
+    return starts
+
+
+def _is_anchor(kinds: Sequence[str], i: int) -> bool:
+    """A turn surely starts at ``i``, whatever came before ``i - 1``."""
+    if i == 0:
+        return True
+    before, kind = kinds[i - 1], kinds[i]
+    return (
+        before == FINAL
+        or (kind == BRANCH and before != BRANCH)
+        or (kind == USER and before not in _LEAD_UP)
+    )
+
+
+def _spans(kinds: Sequence[str]) -> list[tuple[int, int]]:
+    starts = turn_starts(kinds)
+    return list(zip(starts, [*starts[1:], len(kinds)], strict=True))
+
+
+def _drawn(kinds: Sequence[str], span: tuple[int, int]) -> bool:
+    """A turn made only of rewinds is an edge with nothing at its end: not drawn."""
+    return any(k != BRANCH for k in kinds[span[0] : span[1]])
 
 
 @dataclass(frozen=True, slots=True)
-class Node:
-    entry_id: str
-    parent_id: str | None
-    type: str
-    role: str  # "" unless a message
-    icon: str
-    label: str
+class Turn:
+    entry_id: str  # its last entry on the line drawn: "continue from here" goes there
+    first_id: str  # its first entry (a rewind's branch entry is its edge, not its start)
+    parent_id: str | None  # the entry it hangs from
+    type: str  # of ``entry_id`` (the page's hooks)
+    role: str  # of ``entry_id`` when a message, else ""
+    tag: str  # what starts it: you (a prompt) / state / ai / tool / summary
+    label: str  # the prompt (or what stands for it), cut at a word's end
     active: bool
-    image_id: str | None = None  # a panel thumbnail
+    tool: str = ""  # the tool, for a turn that starts at a tool result
+    panels: tuple[tuple[str, str], ...] = ()  # (image id, its result entry id), in order
+    more_panels: int = 0  # panels beyond the thumbnails drawn
     state_changed: bool = False
-    forks: int = 0  # children not drawn on this line
-    line_child: str | None = None  # the child that is drawn on this line
-    is_leaf: bool = False
+    published: bool = False
+    outcome: str = ""  # "stopped" / "failed" when its last reply says so
+    steps: int = 0  # entries in it
+    via: str = ""  # the rewind's branch entry it came by
+    fork_points: tuple[tuple[str, str, int], ...] = ()  # (entry, its line child, branches)
+    fork_starts: tuple[Child, ...] = ()  # where those branches start
+    here: bool = False  # the session is right after this turn (its leaf)
     branches: tuple = ()  # forks drawn open (small trees): lists of items
 
     kind = "node"
 
+    @property
+    def forks(self) -> int:
+        return sum(n for _, _, n in self.fork_points)
+
 
 @dataclass(frozen=True, slots=True)
 class More:
-    """A folded run: ``count`` nodes that load when asked."""
+    """A folded run: ``count`` entries that load when asked."""
 
     count: int
     query: str  # the tree view's query string that loads them
@@ -77,189 +167,434 @@ class More:
     kind = "more"
 
 
-Item = Node | More
+Item = Turn | More
 
 
 def _short(text: str) -> str:
+    """One line of at most LABEL_CHARS characters, cut at a word's end when it has words."""
     text = " ".join(text.split())
-    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+    if len(text) <= LABEL_CHARS:
+        return text
+    cut = text[:LABEL_CHARS]
+    space = cut.rfind(" ")
+    if space > LABEL_CHARS * 2 // 3:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
-def describe(entry: JournalEntry) -> tuple[str, str, str, str | None]:
-    """(role, icon, label, panel image id) of one entry."""
-    if isinstance(entry, MessageEntry):
-        message = entry.message
-        if isinstance(message, UserMessage):
-            return "user", ICONS["user"], _short(message.content), None
-        if isinstance(message, AssistantMessage):
-            calls = ", ".join(call.name for call in message.tool_calls)
-            text = message.content or ""
-            label = _short(f"{text} → {calls}" if text and calls else text or f"→ {calls}")
-            return "assistant", ICONS["assistant"], label, None
-        if isinstance(message, ToolResultMessage):
-            image = message.details.get("image_id") if not message.is_error else None
-            image = image if isinstance(image, str) else None
-            label = _short(f"{message.tool_name}: {message.content}")
-            return "tool_result", ICONS["panel" if image else "tool_result"], label, image
-    if isinstance(entry, AppStateEntry):
-        names = ", ".join(sorted(entry.value.get("characters", {}) or {}))
-        return "", ICONS["app_state"], _short(names or "—"), None
-    if isinstance(entry, CompactionEntry):
-        return "", ICONS["compaction"], _short(entry.summary), None
-    if isinstance(entry, BranchEntry):
-        return "", ICONS["branch"], "continued from here", None
-    return "", "?", entry.type, None
+def _image(entry: JournalEntry, tool: str) -> str | None:
+    if not isinstance(entry, MessageEntry):
+        return None
+    message = entry.message
+    if not isinstance(message, ToolResultMessage) or message.is_error or message.tool_name != tool:
+        return None
+    image = message.details.get("image_id")
+    return image if isinstance(image, str) else None
 
 
-def _node(
-    entry: JournalEntry, *, active: bool, children: list[str], line_child: str | None
-) -> Node:
-    role, icon, label, image = describe(entry)
-    return Node(
-        entry_id=entry.id,
-        parent_id=entry.parent_id,
-        type=entry.type,
-        role=role,
-        icon=icon,
-        label=label,
-        active=active,
-        image_id=image,
-        state_changed=isinstance(entry, AppStateEntry),
-        forks=len([c for c in children if c != line_child]),
-        line_child=line_child,
-        is_leaf=not children,
-    )
+def _known(session: ComicSession) -> int:
+    """The last seq of the session as it was read: entries appended since (the run going on
+    while the tree is drawn) wait for the next drawing, or a new leaf's child would show as
+    a fork off the path read before it."""
+    return session.entry_count
 
 
-def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[str]]:
-    """Children ids (append order) of the given nodes: ids and parents only, no payloads.
+class Child(NamedTuple):
+    id: str
+    type: str
+    chain: int
+    pos: int
+
+
+def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[Child]]:
+    """The children (append order) of the given nodes, with where their runs are: no payloads.
 
     Sorted here, not by ``ORDER BY seq``: for a list of parents SQLite would rather walk the
     session in seq order (its (session, seq) index) than sort what ``entry_children`` finds.
     """
-    rows: list[tuple[int, str, str]] = []
+    rows: list[tuple] = []
     for start in range(0, len(ids), 500):
         rows.extend(
             Entry.objects.filter(
-                session=session, parent_id__in=ids[start : start + 500]
-            ).values_list("seq", "parent_id", "entry_id")
+                session=session, parent_id__in=ids[start : start + 500], seq__lte=_known(session)
+            ).values_list("seq", "parent_id", "entry_id", "type", "chain", "chain_pos")
         )
     rows.sort()
-    found: dict[str, list[str]] = defaultdict(list)
-    for _seq, parent, child in rows:
-        found[parent].append(child)
+    found: dict[str, list[Child]] = defaultdict(list)
+    for _seq, parent, child, type_, chain, pos in rows:
+        found[parent].append(Child(child, type_, chain, pos))
     return found
 
 
-def _path_nodes(session: ComicSession, rows: list[StoredEntry], path: list[str]) -> list[Node]:
-    """Nodes of a stretch of the active path (``path``: every id on it, root first)."""
-    parse_rows(rows)
-    children = _children_of(session, [r.entry_id for r in rows])
-    nxt = {a: b for a, b in itertools.pairwise(path)}
+class _Line:
+    """Entries along one drawn line, parsed, with the child each continues to."""
+
+    def __init__(self, entries: list[JournalEntry], after: str | None) -> None:
+        self.entries = entries
+        self.kinds = [kind_of(e) for e in entries]
+        self.after = after  # the line's next entry past the last one held, if any
+
+    def line_child(self, i: int) -> str | None:
+        return self.entries[i + 1].id if i + 1 < len(self.entries) else self.after
+
+
+def _turns(
+    session: ComicSession,
+    line: _Line,
+    spans: list[tuple[int, int]],
+    *,
+    active: bool,
+    leaf: JournalEntry | None = None,
+) -> list[Turn]:
+    """The nodes of some turns of one line (``spans``: their entry ranges on it)."""
+    return _turns_of_lines(session, [(line, spans)], active=active, leaf=leaf)[0]
+
+
+def _turns_of_lines(
+    session: ComicSession,
+    lines: list[tuple[_Line, list[tuple[int, int]]]],
+    *,
+    active: bool,
+    leaf: JournalEntry | None = None,
+) -> list[list[Turn]]:
+    """The nodes of turns of several lines, their children read at once (two queries)."""
+    lines = [(line, [s for s in spans if _drawn(line.kinds, s)]) for line, spans in lines]
+    ids = [line.entries[i].id for line, spans in lines for a, b in spans for i in range(a, b)]
+    children = _children_of(session, ids)
+    # A rewind that nothing followed (and is not the leaf) is no branch to draw.
+    rewinds = [c.id for kids in children.values() for c in kids if c.type == "branch"]
+    followed = set(_children_of(session, rewinds)) if rewinds else set()
+    out = []
+    for line, spans in lines:
+        turns = []
+        for a, b in spans:
+            forks = []
+            for i in range(a, b):
+                kept = line.line_child(i)
+                forks.extend(
+                    (line.entries[i].id, kept or "", c)
+                    for c in children.get(line.entries[i].id, [])
+                    if c.id != kept and (c.type != "branch" or c.id in followed)
+                )
+            turns.append(
+                _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            )
+        out.append(turns)
+    return out
+
+
+def _turn(
+    entries: list[JournalEntry],
+    kinds: list[str],
+    *,
+    active: bool,
+    forks: list[tuple[str, str, Child]],
+    leaf: JournalEntry | None,
+) -> Turn:
+    lead = next(i for i, k in enumerate(kinds) if k != BRANCH)
+    first, last = entries[lead], entries[-1]
+    tag, label, tool = "ai", "", ""
+    prompt = next((e for e, k in zip(entries, kinds, strict=True) if k == USER), None)
+    if prompt is not None:
+        tag, label = "you", prompt.message.content
+    elif isinstance(first, AppStateEntry):
+        tag, label = "state", ", ".join(sorted(first.value.get("characters", {}) or {}))
+    elif isinstance(first, CompactionEntry):
+        tag, label = "summary", first.summary
+    elif isinstance(first, MessageEntry) and isinstance(first.message, ToolResultMessage):
+        tag, tool = "tool", first.message.tool_name
+    elif isinstance(first, MessageEntry):
+        label = first.message.content
+    panels = [(image, e.id) for e in entries if (image := _image(e, "generate_image"))]
+    replies = [e.message for e in entries if isinstance(e, MessageEntry)]
+    last_reply = next((m for m in reversed(replies) if isinstance(m, AssistantMessage)), None)
+    outcome = ""
+    if last_reply is not None and last_reply.stop_reason in ("aborted", "error"):
+        outcome = "stopped" if last_reply.stop_reason == "aborted" else "failed"
+    here = leaf is not None and (
+        leaf.id == last.id or (leaf.type == "branch" and leaf.parent_id == last.id)
+    )
+    return Turn(
+        entry_id=last.id,
+        first_id=first.id,
+        parent_id=entries[0].parent_id,
+        type=last.type,
+        role=last.message.role if isinstance(last, MessageEntry) else "",
+        tag=tag,
+        label=_short(label),
+        active=active,
+        tool=tool,
+        panels=tuple(panels[-THUMBS:]),
+        more_panels=max(0, len(panels) - THUMBS),
+        state_changed=STATE in kinds,
+        published=any(_image(e, "publish_panel") for e in entries),
+        outcome=outcome,
+        steps=len(entries) - lead,
+        via=entries[0].id if lead else "",
+        fork_points=tuple(
+            (entry_id, kept, len(kids))
+            for (entry_id, kept), kids in itertools.groupby(forks, key=lambda f: f[:2])
+            for kids in [list(kids)]
+        ),
+        fork_starts=tuple(child for _, _, child in forks),
+        here=here,
+    )
+
+
+# --- the active path ---------------------------------------------------------------------
+
+
+def _kinds(rows: list[StoredEntry], start: int, stop: int) -> list[str]:
+    """Kinds of ``rows[start:stop]``, parsing the message rows among them (at once)."""
+    parse_rows([r for r in rows[start:stop] if r.type == "message"])
     return [
-        _node(
-            r.entry,
-            active=True,
-            children=children.get(r.entry_id, []),
-            line_child=nxt.get(r.entry_id),
-        )
-        for r in rows
+        kind_of(r.entry) if r.type == "message" else _TYPE_KINDS[r.type] for r in rows[start:stop]
     ]
 
 
+_TYPE_KINDS = {"app_state": STATE, "branch": BRANCH, "compaction": SUMMARY}
+
+
+def _path_line(rows: list[StoredEntry], start: int, stop: int) -> _Line:
+    parse_rows(rows[start:stop])
+    after = rows[stop].entry_id if stop < len(rows) else None
+    return _Line([r.entry for r in rows[start:stop]], after)
+
+
+def _head(rows: list[StoredEntry], want: int, stop: int) -> tuple[list[tuple[int, int]], int]:
+    """The first ``want`` turns of ``rows[:stop]`` and where the next one starts."""
+    end = 0
+    while True:
+        end = min(stop, end + CHUNK)
+        kinds = _kinds(rows, 0, end)
+        starts = turn_starts(kinds)
+        if len(starts) > want:
+            return _spans(kinds)[:want], starts[want]
+        if end == stop:
+            return _spans(kinds), stop
+
+
+def _tail(rows: list[StoredEntry], want: int) -> int:
+    """Where the last ``want`` drawn turns of the path start (0 when it has no more)."""
+    n = len(rows)
+    low = n
+    while low > 0:
+        low = max(0, low - CHUNK)
+        kinds = _kinds(rows, max(0, low - 1), n)
+        offset = max(0, low - 1)
+        anchor = next((i for i in range(low, n) if _is_anchor(kinds, i - offset)), None)
+        if anchor is None:
+            continue
+        spans = _spans(kinds[anchor - offset :])
+        drawn = [s for s in spans if _drawn(kinds[anchor - offset :], s)]
+        if len(drawn) > want:
+            return anchor + drawn[-want][0]
+    return 0
+
+
 def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = None) -> list[Item]:
-    """The active path, root first, its middle folded when it is long (``rows``: the
-    branch, when the caller has read it already)."""
+    """The active path's turns, root first, the middle folded when it is long (``rows``:
+    the branch, when the caller has read it already)."""
     rows = branch_rows(session=session, lazy=True) if rows is None else rows
-    path = [r.entry_id for r in rows]
-    items: list[Item] = []
-    if len(rows) <= PATH_HEAD + PATH_TAIL + 1:
-        items.extend(_path_nodes(session, rows, path))
-    else:
-        hidden = len(rows) - PATH_HEAD - PATH_TAIL
-        items.extend(_path_nodes(session, rows[:PATH_HEAD], path))
-        query = f"path={session.leaf_id}&start={PATH_HEAD}&stop={PATH_HEAD + hidden}"
-        items.append(More(hidden, query))
-        items.extend(_path_nodes(session, rows[-PATH_TAIL:], path))
-    return _open_forks(session, items)
+    if not rows:
+        return []
+    leaf = rows[-1].entry
+    tail = _tail(rows, PATH_TAIL)
+    head, fold = _head(rows, PATH_HEAD, tail) if tail else ([], 0)
+    if not tail or fold >= tail:  # short enough to draw whole
+        line = _path_line(rows, 0, len(rows))
+        [turns] = _turns_of_lines(session, [(line, _spans(line.kinds))], active=True, leaf=leaf)
+        return _open_forks(session, list(turns))
+    line = _path_line(rows, tail, len(rows))
+    first, last = _turns_of_lines(
+        session,
+        [(_path_line(rows, 0, fold), head), (line, _spans(line.kinds))],
+        active=True,
+        leaf=leaf,
+    )
+    more = More(tail - fold, f"path={session.leaf_id}&start={fold}&stop={tail}")
+    return _open_forks(session, [*first, more, *last])
 
 
 def _open_forks(session: ComicSession, items: list[Item]) -> list[Item]:
     """Draw the forks nearest the leaf open while the budget lasts, so a rewound branch
-    stays in sight, grey; the rest stay folded behind "+N"."""
-    budget = OPEN_BUDGET
-    opened: dict[int, Node] = {}
+    stays in sight, grey; the rest stay folded behind "+N". The runs of all the branches
+    that may open are read at once."""
+    candidates: list[int] = []
+    starts: list[Child] = []
     for i in range(len(items) - 1, -1, -1):
         item = items[i]
-        if budget <= 0:
-            break
-        if isinstance(item, Node) and item.forks:
-            branches = fork_view(session, parent_id=item.entry_id, exclude=item.line_child)
-            size = sum(len(b) for b in branches)
-            if size > budget:
+        if isinstance(item, Turn) and item.fork_starts:
+            if len(starts) + len(item.fork_starts) > OPEN_BUDGET:  # each opens 1 turn or more
                 continue
-            budget -= size
-            opened[i] = replace(item, branches=tuple(branches))
+            candidates.append(i)
+            starts.extend(item.fork_starts)
+    runs = _runs(session, starts)
+    budget = OPEN_BUDGET
+    opened: dict[int, Turn] = {}
+    for i in candidates:
+        item = items[i]
+        branches = [runs[c.id] for c in item.fork_starts if runs[c.id]]
+        size = sum(len(b) for b in branches)
+        if size > budget:
+            continue
+        budget -= size
+        opened[i] = replace(item, branches=tuple(branches))
     return [opened.get(i, item) for i, item in enumerate(items)]
 
 
 def path_page(session: ComicSession, *, leaf_id: str, start: int, stop: int) -> list[Item]:
-    """Nodes ``start``…``stop`` of the path to ``leaf_id``, a page at a time."""
+    """Turns from entry ``start`` up to entry ``stop`` of the path to ``leaf_id``, a page at a
+    time (``start`` is where a turn starts: the fold says so)."""
     rows = branch_rows(session=session, leaf_id=leaf_id, lazy=True)
-    path = [r.entry_id for r in rows]
-    active = session.leaf_id == leaf_id
     start, stop = max(0, start), min(stop, len(rows))
-    end = min(stop, start + PAGE)
-    nodes = _path_nodes(session, rows[start:end], path)
-    if not active:
-        nodes = [_inactive(n) for n in nodes]
-    items: list[Item] = list(nodes)
-    if end < stop:
-        items.append(More(stop - end, f"path={leaf_id}&start={end}&stop={stop}"))
+    if start >= stop:
+        return []
+    end = start
+    while True:
+        end = min(stop, end + CHUNK)
+        kinds = _kinds(rows, start, end)
+        starts = turn_starts(kinds)
+        if len(starts) > PAGE or end == stop:
+            break
+    cut = start + starts[PAGE] if len(starts) > PAGE else stop
+    line = _path_line(rows, start, cut)
+    active = session.leaf_id == leaf_id
+    leaf = rows[-1].entry if active and cut == len(rows) else None
+    items: list[Item] = list(_turns(session, line, _spans(line.kinds), active=active, leaf=leaf))
+    if cut < stop:
+        items.append(More(stop - cut, f"path={leaf_id}&start={cut}&stop={stop}"))
     return items
 
 
-def _inactive(node: Node) -> Node:
-    return replace(node, active=False)
+# --- side branches ---------------------------------------------------------------------
 
 
 def chain_view(session: ComicSession, *, chain: int, from_pos: int) -> list[Item]:
-    """A straight run of a side branch from a position: a page of it, the rest folded."""
-    rows = list(
-        Entry.objects.filter(session=session, chain=chain, chain_pos__gte=from_pos)
-        .order_by("chain_pos")
-        .values_list("entry_id", "payload", "chain_pos")[: CHAIN_PAGE + 1]
+    """A straight run of a side branch from a position: a page of its turns, the rest folded."""
+    return _runs(session, [Child("", "", chain, from_pos)])[""]
+
+
+def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
+    """The runs from the given starts (chains and positions), each a page of its turns with
+    the rest folded, by the start's id. Read together: a few queries for any number."""
+    rows = _chain_rows(session, [(c.chain, c.pos) for c in starts], CHAIN_FETCH)
+    lines: list[tuple[_Line, list[tuple[int, int]]]] = []
+    cuts: list[tuple[Child, int, list]] = []
+    for start in starts:
+        run = rows.get((start.chain, start.pos), [])
+        entries = [parse_entry(payload) for _id, payload, _pos in run]
+        kinds = [kind_of(e) for e in entries]
+        if len(run) == CHAIN_FETCH and len(turn_starts(kinds)) <= CHAIN_PAGE:
+            run, entries, kinds = _longer_run(session, start, CHAIN_PAGE)  # long turns
+        starts_at = turn_starts(kinds)
+        cut = starts_at[CHAIN_PAGE] if len(starts_at) > CHAIN_PAGE else len(run)
+        line = _Line(entries[:cut], run[cut][0] if cut < len(run) else None)
+        lines.append((line, _spans(line.kinds)))
+        cuts.append((start, cut, run))
+    drawn = _turns_of_lines(session, lines, active=False) if lines else []
+    folded = [start.chain for start, cut, run in cuts if cut < len(run)]
+    last = dict(
+        Entry.objects.filter(session=session, chain__in=folded, seq__lte=_known(session))
+        .values("chain")
+        .annotate(last=Max("chain_pos"))
+        .values_list("chain", "last")
+        if folded
+        else []
     )
-    shown = rows[:CHAIN_PAGE]
-    children = _children_of(session, [r[0] for r in shown])
-    items: list[Item] = []
-    for i, (entry_id, payload, _pos) in enumerate(shown):
-        line_child = rows[i + 1][0] if i + 1 < len(rows) else None
-        entry = parse_entry(payload)
-        items.append(
-            _node(entry, active=False, children=children.get(entry_id, []), line_child=line_child)
-        )
-    if len(rows) > CHAIN_PAGE:
-        last_pos = (
-            Entry.objects.filter(session=session, chain=chain)
-            .order_by("-chain_pos")
-            .values_list("chain_pos", flat=True)
-            .first()
-        )
-        next_pos = shown[-1][2] + 1
-        items.append(More(last_pos - next_pos + 1, f"chain={chain}&from={next_pos}"))
-    return items
+    out: dict[str, list[Item]] = {}
+    for (start, cut, run), turns in zip(cuts, drawn, strict=True):
+        items: list[Item] = list(turns)
+        if cut < len(run):
+            next_pos = run[cut][2]
+            items.append(
+                More(last[start.chain] - next_pos + 1, f"chain={start.chain}&from={next_pos}")
+            )
+        out[start.id] = items
+    return out
+
+
+def _chain_rows(
+    session: ComicSession, starts: list[tuple[int, int]], count: int
+) -> dict[tuple[int, int], list[tuple[str, dict, int]]]:
+    """Up to ``count`` rows (id, payload, chain_pos) of each chain from each position."""
+    if not starts:
+        return {}
+    where = Q()
+    for chain, pos in starts:
+        where |= Q(chain=chain, chain_pos__gte=pos, chain_pos__lt=pos + count)
+    found: dict[tuple[int, int], list] = {start: [] for start in starts}
+    rows = (
+        Entry.objects.filter(where, session=session, seq__lte=_known(session))
+        .order_by("chain", "chain_pos")
+        .values_list("chain", "entry_id", "payload", "chain_pos")
+    )
+    for chain, entry_id, payload, pos in rows:
+        for start in starts:
+            if start[0] == chain and start[1] <= pos < start[1] + count:
+                found[start].append((entry_id, payload, pos))
+    return found
+
+
+def _longer_run(session: ComicSession, start: Child, turns: int):
+    """A run read on until it has more than ``turns`` turns or ends (rare: long turns)."""
+    run: list = []
+    while True:
+        pos = start.pos + len(run)
+        batch = _chain_rows(session, [(start.chain, pos)], CHAIN_FETCH)[(start.chain, pos)]
+        run.extend(batch)
+        entries = [parse_entry(payload) for _id, payload, _pos in run]
+        kinds = [kind_of(e) for e in entries]
+        if len(turn_starts(kinds)) > turns or len(batch) < CHAIN_FETCH:
+            return run, entries, kinds
 
 
 def fork_view(
     session: ComicSession, *, parent_id: str | None, exclude: str | None
 ) -> list[list[Item]]:
-    """The children of a node other than the one on its line, each as the start of its run."""
-    qs = Entry.objects.filter(session=session).order_by("seq")
+    """The children of a node other than the one on its line, each as the start of its run
+    (a rewind nothing followed draws nothing, and is left out)."""
+    qs = Entry.objects.filter(session=session, seq__lte=_known(session)).order_by("seq")
     qs = qs.filter(parent_id__isnull=True) if parent_id is None else qs.filter(parent_id=parent_id)
-    branches = []
-    for entry_id, chain, pos in qs.values_list("entry_id", "chain", "chain_pos"):
-        if entry_id == exclude:
-            continue
-        branches.append(chain_view(session, chain=chain, from_pos=pos))
-    return branches
+    starts = [
+        Child(entry_id, type_, chain, pos)
+        for entry_id, type_, chain, pos in qs.values_list("entry_id", "type", "chain", "chain_pos")
+        if entry_id != exclude
+    ]
+    runs = _runs(session, starts)
+    return [runs[c.id] for c in starts if runs[c.id]]
+
+
+def turn_entries(rows: list[StoredEntry], first_id: str | None) -> list[StoredEntry]:
+    """The entries of the turn that ends at ``rows[-1]`` (a path), from ``first_id`` when it
+    is on the path within the turn's reach, else from where the turn starts."""
+    if not rows:
+        return []
+    low = max(0, len(rows) - 400)
+    ids = [r.entry_id for r in rows[low:]]
+    if first_id in ids:
+        return rows[low + ids.index(first_id) :]
+    kinds = _kinds(rows, low, len(rows))
+    anchor = next(
+        (i for i in range(len(kinds)) if (i == 0 and low == 0) or (i and _is_anchor(kinds, i))),
+        0,
+    )
+    return rows[low + anchor + turn_starts(kinds[anchor:])[-1] :]
+
+
+__all__ = [
+    "CHAIN_PAGE",
+    "PAGE",
+    "PATH_HEAD",
+    "PATH_TAIL",
+    "Item",
+    "More",
+    "Turn",
+    "active_path_view",
+    "chain_view",
+    "fork_view",
+    "kind_of",
+    "path_page",
+    "turn_entries",
+    "turn_starts",
+]

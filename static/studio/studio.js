@@ -1,4 +1,5 @@
-// The studio page: socket state on <body>, refused writes shown, tree keyboard moves,
+// The studio page: socket state on <body>, refused writes shown, one-click rewinds, chips
+// that fill in the prompt, tabs on narrow screens, the tree's keyboard moves and scrolling,
 // elapsed time on running tool steps. Everything else is htmx attributes in the markup.
 (function () {
   "use strict";
@@ -73,16 +74,102 @@
     });
   }, 500);
 
-  // --- the tree: arrows move between parent, child and siblings; Enter continues here.
+  // --- "continue from here": a turn of the tree, a panel of the strip, a step of the
+  // inspector. One click appends the rewind; the regions come back out of band.
+  function rewindTo(entryId, from) {
+    var studio = document.querySelector(".studio");
+    var tree = document.getElementById("tree");
+    if (!studio || !entryId) return;
+    // ``source``: the element asking, inside .studio, so the request carries its
+    // hx-headers (the CSRF token); nothing is swapped but the regions out of band.
+    htmx.ajax("POST", studio.dataset.rewindUrl, {
+      source: from || studio,
+      values: { entry_id: entryId, expected_leaf_id: tree ? tree.dataset.leafId : "" },
+      swap: "none",
+    });
+  }
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest(
+      '[data-action="continue-turn"], [data-action="continue-panel"], [data-action="continue-step"]'
+    );
+    if (!button) return;
+    e.preventDefault();
+    rewindTo(button.dataset.target, button);
+  });
+
+  // --- chips: each fills in a command of the director's grammar (one command a line).
+  document.addEventListener("click", function (e) {
+    var chip = e.target.closest && e.target.closest("[data-fill]");
+    if (!chip) return;
+    var box = document.querySelector('#prompt-form textarea[name="text"]');
+    if (!box) return;
+    var text = box.value;
+    box.value = text && text.slice(-1) !== "\n" ? text + "\n" + chip.dataset.fill : text + chip.dataset.fill;
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  });
+
+  // --- tabs (narrow screens): the story, the tree, the characters.
+  document.addEventListener("click", function (e) {
+    var tab = e.target.closest && e.target.closest("[data-tab-target]");
+    if (!tab) return;
+    var columns = document.querySelector(".studio .columns");
+    if (!columns) return;
+    columns.dataset.tab = tab.dataset.tabTarget;
+    document.querySelectorAll("[data-tab-target]").forEach(function (t) {
+      t.setAttribute("aria-selected", t === tab ? "true" : "false");
+    });
+    if (tab.dataset.tabTarget === "tree") showLeaf(true);
+  });
+
+  // --- the newest turn in view: the tree pane scrolls to it whenever the leaf moves.
+  var shownLeaf = null;
+  function showLeaf(force) {
+    var tree = document.getElementById("tree");
+    if (!tree) return;
+    if (!force && tree.dataset.leafId === shownLeaf) return;
+    var node = tree.querySelector('.node[data-leaf="true"]');
+    if (!node) {
+      var active = tree.querySelectorAll('.node[data-active="true"]');
+      node = active[active.length - 1];
+    }
+    if (!node || !tree.offsetParent) return; // hidden (another tab): when it shows
+    shownLeaf = tree.dataset.leafId;
+    var box = tree.getBoundingClientRect();
+    var at = node.getBoundingClientRect();
+    if (at.top < box.top || at.bottom > box.bottom) {
+      tree.scrollTop += at.top - box.top - Math.max(0, (box.height - at.height) / 2);
+    }
+  }
+  // A redrawn tree (every committed fact redraws it) keeps the reader's place, unless the
+  // leaf moved: then the newest turn is brought into view.
+  var treeScroll = 0;
+  function isTree(e) { return e.detail && e.detail.target && e.detail.target.id === "tree"; }
+  document.addEventListener("htmx:oobBeforeSwap", function (e) {
+    if (isTree(e)) treeScroll = e.detail.target.scrollTop;
+  });
+  var placed = null; // the tree element placed last (htmx tells of one swap more than once)
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    var tree = document.getElementById("tree");
+    if (!isTree(e) || !tree || tree === placed) return;
+    placed = tree;
+    if (tree.dataset.leafId === shownLeaf) tree.scrollTop = treeScroll;
+    else showLeaf(true);
+  });
+  document.addEventListener("DOMContentLoaded", function () { showLeaf(true); });
+
+  // --- the tree: ↑/↓ the turn before/after on its line (↑ from a branch's first turn: the
+  // turn it forks from), ←/→ the other turns hanging from the same node; Enter continues.
   function nodes() {
     return Array.prototype.slice.call(document.querySelectorAll("#tree .node"));
   }
-  function byId(id) {
-    return id ? document.querySelector('#tree .node[data-entry-id="' + CSS.escape(id) + '"]') : null;
+  function nodeOf(li) {
+    return li ? li.querySelector(":scope > .card > .node") : null;
   }
-  function children(node) {
-    var id = node.dataset.entryId;
-    return nodes().filter(function (n) { return n.dataset.parentId === id; });
+  function itemSibling(li, forward) {
+    var el = forward ? li.nextElementSibling : li.previousElementSibling;
+    while (el && !el.matches("li.item")) el = forward ? el.nextElementSibling : el.previousElementSibling;
+    return el;
   }
   function focusNode(node) {
     if (!node) return;
@@ -94,23 +181,19 @@
   document.addEventListener("keydown", function (e) {
     var node = e.target.closest && e.target.closest("#tree .node");
     if (!node) return;
+    var li = node.closest("li.item");
     var next = null;
     if (e.key === "ArrowUp") {
-      next = byId(node.dataset.parentId);
+      next = nodeOf(itemSibling(li, false)) || nodeOf(li.parentElement.closest("li.item"));
     } else if (e.key === "ArrowDown") {
-      var kids = children(node);
-      next = kids.filter(function (k) { return k.dataset.active === "true"; })[0] || kids[0];
+      next = nodeOf(itemSibling(li, true)) ||
+        li.querySelector(":scope > ol.forks > li.branch > ol.chain > li.item > .card > .node");
     } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
       var siblings = nodes().filter(function (n) { return n.dataset.parentId === node.dataset.parentId; });
-      var i = siblings.indexOf(node) + (e.key === "ArrowRight" ? 1 : -1);
-      next = siblings[i];
+      next = siblings[siblings.indexOf(node) + (e.key === "ArrowRight" ? 1 : -1)];
     } else if (e.key === "Enter") {
       e.preventDefault();
-      var studio = document.querySelector(".studio");
-      htmx.ajax("POST", studio.dataset.rewindUrl, {
-        values: { entry_id: node.dataset.entryId, expected_leaf_id: document.getElementById("tree").dataset.leafId },
-        swap: "none",
-      });
+      if (node.dataset.leaf !== "true") rewindTo(node.dataset.entryId, node);
       return;
     } else if (e.key === " ") {
       e.preventDefault();

@@ -213,6 +213,7 @@ def branch_entry_ids(session_id: str) -> list[str]:
 
 
 def tree_ids(page) -> list[str]:
+    """The nodes drawn in #tree: one per turn, named by the turn's last entry."""
     return page.locator("#tree [data-entry-id]").evaluate_all(
         "els => els.map(e => e.dataset.entryId)"
     )
@@ -224,16 +225,61 @@ def active_tree_ids(page) -> list[str]:
     )
 
 
+def tree_turns(page) -> list[dict]:
+    """Each node of #tree: its first and last entry, the entry it hangs from, the rewind
+    it came by, whether it is on the active path."""
+    return page.locator("#tree .node").evaluate_all(
+        """els => els.map(e => ({
+            first: e.dataset.firstId, last: e.dataset.entryId, parent: e.dataset.parentId,
+            via: e.closest("li.item").dataset.via || "", active: e.dataset.active === "true",
+        }))"""
+    )
+
+
+def drawn_entry_ids(page) -> set[str]:
+    """Every entry #tree stands for: those inside a turn's node (from its first entry to
+    its last), the rewinds that are the edges into turns, and the rewind the session is at
+    right now (the tree's leaf)."""
+    from jaiweb.store.models import Entry
+
+    match = SESSION_URL.search(page.url)
+    assert match, f"not a studio page: {page.url}"
+    parents = dict(
+        Entry.objects.filter(session_id=match.group(1)).values_list("entry_id", "parent_id")
+    )
+    drawn: set[str] = set()
+    for turn in tree_turns(page):
+        entry = turn["last"]
+        while entry is not None and entry not in drawn:
+            drawn.add(entry)
+            if entry == turn["first"]:
+                break
+            entry = parents.get(entry)
+        if turn["via"]:
+            drawn.add(turn["via"])
+    leaf = page.locator("#tree").get_attribute("data-leaf-id")
+    if leaf:
+        drawn.add(leaf)
+    return drawn
+
+
 def wait_tree_has(page, entry_ids, timeout: float = TIMEOUT_MS) -> None:
     """Every given entry is drawn in #tree (the page caught up with the journal)."""
     want = set(entry_ids)
     deadline = time.monotonic() + timeout / 1000
     while time.monotonic() < deadline:
-        missing = want - set(tree_ids(page))
+        missing = want - drawn_entry_ids(page)
         if not missing:
             return
         page.wait_for_timeout(100)
-    raise AssertionError(f"#tree never showed {sorted(missing)}; it has {tree_ids(page)}")
+    raise AssertionError(f"#tree never showed {sorted(missing)}; it has {tree_turns(page)}")
+
+
+def node_of(page, entry_id: str):
+    """The node of the turn that holds ``entry_id`` (by its first or its last entry)."""
+    return page.locator(
+        f'#tree .node[data-entry-id="{entry_id}"], #tree .node[data-first-id="{entry_id}"]'
+    ).first
 
 
 def character_state(page) -> str:

@@ -89,9 +89,7 @@ def test_a_crash_after_publishing_waits_for_an_admin_who_confirms_it(own_studio,
         "the 'waiting for an admin' notice to go",
     )
     wait_tree_has(user, branch_entry_ids(session_id))
-    published = user.locator('#tree [data-type="message"][data-role="tool_result"]').filter(
-        has_text="publish_panel"
-    )
+    published = user.locator('#tree .node [data-badge="published"]')  # the turn's badge
     assert published.count() == 1
     assert FeedPost.objects.count() == 1  # confirmed, never posted twice
     results = [

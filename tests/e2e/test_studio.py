@@ -16,6 +16,7 @@ from tests.e2e.helpers import (
     active_tree_ids,
     branch_entry_ids,
     credits,
+    node_of,
     open_new_session,
     panels,
     run_with_approval,
@@ -105,11 +106,12 @@ def test_rewind_to_an_earlier_node_and_fork(shared_studio, page):
     active = set(active_tree_ids(page))
     assert target in active
     assert not (set(second_run) & active), "the old branch is still marked active"
-    if second_run[0] not in set(tree_ids(page)):  # folded behind "+1" on the fork: open it
+    # one node per turn: the second run's node is named by its last entry
+    if second_run[-1] not in set(tree_ids(page)):  # folded behind "+1" on the fork: open it
         fork = page.locator(f'#tree [data-entry-id="{target}"]').first
-        fork.locator("xpath=..").locator("button.forks").first.click()
-        wait_tree_has(page, second_run[:1])
-    old = page.locator(f'#tree [data-entry-id="{second_run[0]}"]').first
+        fork.locator("xpath=ancestor::li[1]").locator(":scope > button.forks").first.click()
+        wait_tree_has(page, second_run)
+    old = page.locator(f'#tree [data-entry-id="{second_run[-1]}"]').first
     assert old.get_attribute("data-active") != "true"
     assert old.get_attribute("data-parent-id") in (None, target)
 
@@ -123,20 +125,24 @@ def test_rewind_to_an_earlier_node_and_fork(shared_studio, page):
 
     children = Entry.objects.filter(session_id=session_id, parent_id=target).count()
     assert children == 2, "the node we continued from has the old and the new branch"
-    wait_until(lambda: set(third) <= set(active_tree_ids(page)), 10, "the new branch active")
+    wait_until(  # its turns' nodes: the first run's, then the new one
+        lambda: {first_run[-1], third[-1]} <= set(active_tree_ids(page)),
+        10,
+        "the new branch active",
+    )
     assert panels(page).count() == 2  # the first run's panel and the new one
 
     # for the picture: both branches open, the fork node inspected
     fork = page.locator(f'#tree [data-entry-id="{target}"]').first
-    more = fork.locator("xpath=..").locator("button.forks")
+    more = fork.locator("xpath=ancestor::li[1]").locator(":scope > button.forks")
     if more.count():
         more.first.click()
-        wait_tree_has(page, second_run[:1])
+        wait_tree_has(page, second_run)
     # the node has two children: the abandoned branch and the one grown from the rewind
     children_drawn = page.locator(f'#tree [data-entry-id][data-parent-id="{target}"]')
     assert children_drawn.count() == 2, tree_ids(page)
-    fork.click()
-    page.locator("#inspector").filter(has_text=target).wait_for()
+    fork.click()  # its turn, step by step: the prompt first
+    page.locator("#inspector").filter(has_text=LOLLIPOP).wait_for()
     shot(page, "tree")
 
 
@@ -243,7 +249,7 @@ def test_prompts_that_look_like_html_stay_text(shared_studio, page):
             and row.to_journal().message.content == f"/draw {text}"
         ]
         assert user_entries, f"no user entry for {text!r}"
-        page.locator(f'#tree [data-entry-id="{user_entries[0]}"]').first.click()
+        node_of(page, user_entries[0]).click()  # the node of the turn that prompt began
         inspector = page.locator("#inspector")
         inspector.filter(has_text=text).wait_for()
         assert injected(page) == []

@@ -35,7 +35,7 @@ def test_a_decision_lets_the_run_go_on(client, alice, episode, decision, charged
     call_id = _wait_for_request(op)
     client.force_login(alice)
     page = client.get(f"/sessions/{episode.id}/").content.decode()
-    assert 'data-action="approve"' in page and "costing 10 credits" in page
+    assert 'data-action="approve"' in page and "It costs 10 credits." in page
     r = client.post(
         f"/sessions/{episode.id}/approvals",
         {"operation_id": op, "tool_call_id": call_id, "decision": decision},

@@ -16,7 +16,7 @@ def test_it_lists_the_welcome_credits_and_each_charge(client, alice, episode):
     client.force_login(alice)
     body = client.get("/credits/").content.decode()
     assert 'id="credits-balance">90<' in body
-    assert "welcome credits" in body and "render charge" in body and "-10" in body
+    assert "welcome credits" in body and "a panel drawn" in body and "-10" in body
 
 
 def test_anonymous_goes_to_log_in(client):

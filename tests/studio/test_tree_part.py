@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from jaiweb.studio.tree import CHAIN_PAGE, PAGE
 from tests.support.trees import big_tree_create
 
 pytestmark = pytest.mark.django_db
@@ -23,23 +24,24 @@ def test_the_folded_middle_of_the_path_loads_a_page_at_a_time(client, alice, big
     page = client.get(f"/sessions/{big.id}/").content.decode()
     query = re.search(r'tree\?(path=[^"]+)"', page).group(1).replace("&amp;", "&")
     part = client.get(f"/sessions/{big.id}/tree?{query}").content.decode()
-    ids = NODE.findall(part)
-    assert ids[:2] == ["m3", "m4"] and len(ids) == 100
+    ids = NODE.findall(part)  # one node per turn (here: a prompt, and the state after it)
+    assert ids[:2] == ["m2", "m3"] and len(ids) == PAGE
     assert 'data-active="true"' in part
     more = re.search(r"… (\d+) more", part)
-    assert more and int(more.group(1)) == 600 - 3 - 40 - 100
+    stop = int(re.search(r"stop=(\d+)", query).group(1))
+    assert more and int(more.group(1)) == stop - int(ids[-1][1:]) - 1
 
 
 def test_a_fork_opens_as_its_branches_runs(client, alice, big):
     client.force_login(alice)
     part = client.get(f"/sessions/{big.id}/tree?forks=m0&except=m1").content.decode()
-    ids = NODE.findall(part)
-    assert ids[0] == "b0" and ids[1] == "s0_0"
+    ids = NODE.findall(part)  # one node per turn; the rewind b0 is the edge to the first
+    assert ids[0] == "s0_0" and ids[1] == "s0_1" and 'data-via="b0"' in part
     assert 'data-active="true"' not in part  # side branches are off the active path
-    assert re.search(r"… (\d+) more", part)  # 40 entries: a page of 25, then a fold
+    assert re.search(r"… (\d+) more", part)  # 39 turns: a page of them, then a fold
     query = re.search(r'tree\?(chain=[^"]+)"', part).group(1).replace("&amp;", "&")
     rest = NODE.findall(client.get(f"/sessions/{big.id}/tree?{query}").content.decode())
-    assert rest[0] == "s0_24" and rest[-1] == "s0_38"
+    assert rest[0] == f"s0_{CHAIN_PAGE}" and rest[-1] == f"s0_{2 * CHAIN_PAGE - 1}"
 
 
 def test_bad_requests_change_nothing_and_say_so(client, alice, big):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -12,14 +10,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from jaiweb.render.selectors import ledger_for, wallet_balance
+from jaiweb.render.selectors import wallet_balance
 from jaiweb.sessions.status import session_status
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
 from jaiweb.studio.regions import studio_context
-from jaiweb.studio.selectors import characters_of, strip_view
+from jaiweb.studio.selectors import characters_of, credit_rows, inspector_steps, strip_view
 from jaiweb.studio.views.access import own_session
-from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage, UserMessage
 from journal.errors import UnknownEntry
 
 
@@ -30,6 +27,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     session = own_session(request, session_id)
     ctx = studio_context(session=session)
     ctx["max_prompt_chars"] = settings.JAIWEB_MAX_PROMPT_CHARS
+    ctx["first_character"] = next(iter(ctx["characters"]), "")
     return render(request, "studio/session.html", ctx)
 
 
@@ -83,7 +81,8 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
     if not before:
         return HttpResponse(_("say which panel to load the panels before"), status=422)
     try:
-        strip = strip_view(branch_rows(session=session, lazy=True), before=before)
+        rows = branch_rows(session=session, lazy=True)
+        strip = strip_view(rows, before=before, session=session)
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
     return render(request, "studio/strip/panels.html", {"session": session, "strip": strip})
@@ -92,58 +91,40 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_safe
 def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
-    """The inspector for one node: its text, tool arguments, and the state at that point."""
+    """The inspector of a node: the turn that ends at ``entry_id`` (from ``?from=``, its
+    first entry), step by step — prompt, replies, tool calls and results, state changes —
+    and the state after it, with "continue from here" (right after the turn)."""
     session = own_session(request, session_id)
     try:
-        entry = entry_get(session=session, entry_id=entry_id).entry
+        entry_get(session=session, entry_id=entry_id)
     except UnknownEntry:
         raise Http404("no such entry") from None
-    on_path = {r.entry_id for r in branch_rows(session=session, lazy=True)}
-    role, icon, label, image = tree.describe(entry)
-    node = tree.Node(
-        entry.id, entry.parent_id, entry.type, role, icon, label, entry.id in on_path, image
-    )
-    state = app_state_at(session=session, leaf_id=entry.id)
+    path = branch_rows(session=session, leaf_id=entry_id, lazy=True)  # root → this node
+    turn = tree.turn_entries(path, request.GET.get("from"))
+    active = branch_rows(session=session, lazy=True)
+    state = app_state_at(session=session, rows=path)
+    leaf = active[-1].entry if active else None
+    steps = inspector_steps(turn, leaf_id=session.leaf_id or "")
     ctx = {
         "session": session,
-        "node": node,
-        "entry": entry,
+        "entry_id": entry_id,
+        "timestamp": path[-1].entry.timestamp,
+        "active": any(r.entry_id == entry_id for r in active),
+        "steps": steps[-INSPECTOR_STEPS:],
+        "earlier_steps": max(0, len(steps) - INSPECTOR_STEPS),
         "leaf_id": session.leaf_id or "",
-        "is_leaf": entry.id == session.leaf_id,
+        # continuing from the leaf, or from the node the leaf rewound to, does nothing
+        "is_leaf": leaf is not None
+        and (leaf.id == entry_id or (leaf.type == "branch" and leaf.parent_id == entry_id)),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
         "can_continue": session_status(session=session).state == "idle"
         and session.owner_id == request.user.pk,
-        **_entry_details(entry),
     }
     return render(request, "studio/inspector.html", ctx)
 
 
-def _entry_details(entry) -> dict:
-    if not isinstance(entry, MessageEntry):
-        if entry.type == "compaction":
-            return {"text": entry.summary}
-        if entry.type == "branch":
-            return {"text": _("Continued from here (left %(leaf)s).") % {"leaf": entry.from_id}}
-        return {}
-    message = entry.message
-    if isinstance(message, UserMessage):
-        return {"text": message.content}
-    if isinstance(message, AssistantMessage):
-        calls = [
-            {
-                "name": c.name,
-                "arguments_json": json.dumps(c.arguments, ensure_ascii=False, indent=2),
-            }
-            for c in message.tool_calls
-        ]
-        return {"text": message.content, "tool_calls": calls}
-    if isinstance(message, ToolResultMessage):
-        details = (
-            json.dumps(message.details, ensure_ascii=False, indent=2) if message.details else ""
-        )
-        return {"text": message.content, "result": message, "details_json": details}
-    return {}
+INSPECTOR_STEPS = 60  # the last steps of a very long turn shown in the inspector
 
 
 @login_required
@@ -151,7 +132,7 @@ def _entry_details(entry) -> dict:
 def credits_history(request: HttpRequest) -> HttpResponse:
     ctx = {
         "balance": wallet_balance(user=request.user),
-        "ledger": ledger_for(user=request.user),
+        "ledger": credit_rows(user=request.user),
     }
     return render(request, "studio/credits.html", ctx)
 

@@ -1,0 +1,80 @@
+"""What the studio calls things, in the viewer's language: tree tags, tools, state values.
+
+The journal keeps tool names, default state values and people as the code writes them
+(``generate_image``, ``无``, ``user:2``); the page shows each in the viewer's words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy as _
+
+from journal.appstate import Character
+
+# The tag of a tree node (what starts the turn), short: it sits in a badge.
+TAGS = {
+    "you": _("you"),
+    "ai": _("director"),
+    "state": _("state"),
+    "tool": _("tool"),
+    "panel": _("panel"),
+    "summary": _("summary"),
+    "fork": _("fork"),
+}
+
+# A human name per tool (an unknown tool shows its own name).
+TOOLS = {
+    "generate_image": _("draw a panel"),
+    "set_character_state": _("set a character's state"),
+    "publish_panel": _("publish a panel"),
+    "list_panels": _("list the panels"),
+}
+
+# The stored default of each character field (journal.appstate), shown as a placeholder.
+_DEFAULTS = {name: field.default for name, field in Character.model_fields.items()}
+DEFAULT_SHOWN = {
+    "buff": _("none"),
+    "skill": _("none"),
+    "mood": _("calm"),
+}
+
+PERMISSION_MODES = {"ask": _("ask me"), "auto": _("don't ask")}
+
+
+def tag_label(tag: str) -> str:
+    return str(TAGS.get(tag, tag))
+
+
+def tool_label(name: str) -> str:
+    return str(TOOLS.get(name, name))
+
+
+def is_default(field: str, value: Any) -> bool:
+    """The value is the stored default of that character field (``无``, ``平静``)."""
+    return field in DEFAULT_SHOWN and value == _DEFAULTS.get(field)
+
+
+def state_value(value: Any, field: str) -> str:
+    """A character field as the page shows it: the default in the viewer's words."""
+    if is_default(field, value):
+        return str(DEFAULT_SHOWN[field])
+    return "" if value is None else str(value)
+
+
+def permission_mode_label(mode: str) -> str:
+    return str(PERMISSION_MODES.get(mode, mode))
+
+
+_PERSON = re.compile(r"\buser:(\d+)\b")
+
+
+def people_named(text: str) -> str:
+    """``user:<id>`` in a journal text (who approved, denied, stopped) as a username."""
+    ids = {int(m) for m in _PERSON.findall(text)}
+    if not ids:
+        return text
+    names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
+    return _PERSON.sub(lambda m: names.get(int(m.group(1)), m.group(0)), text)
