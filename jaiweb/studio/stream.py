@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from jaiweb.store.models import ComicSession, Operation
+from jaiweb.studio.labels import tool_label
 from jaiweb.store.selectors import entries_among, operation_reading
 from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage
 from journal.errors import CorruptedOperationLog
@@ -26,6 +27,7 @@ TOOL_STEPS = {
     "list_panels": gettext_noop("looking at the panels…"),
 }
 RUNNING_A_TOOL = gettext_noop("running a tool…")
+# The mark of a finished step: "done: draw a panel" (tool names come from studio.labels).
 
 
 def step_label(tool: str, *, finished: bool, failed: bool = False) -> str:
@@ -33,8 +35,8 @@ def step_label(tool: str, *, finished: bool, failed: bool = False) -> str:
     if not finished:
         return _(TOOL_STEPS.get(tool, RUNNING_A_TOOL))
     if failed:
-        return _("failed: %(tool)s") % {"tool": tool}
-    return _("done: %(tool)s") % {"tool": tool}
+        return _("failed: %(tool)s") % {"tool": tool_label(tool)}
+    return _("done: %(tool)s") % {"tool": tool_label(tool)}
 
 
 def end_label(outcome: str, error: str | None = None) -> str:

@@ -36,7 +36,7 @@ def test_a_finished_run_shows_its_replies_its_done_steps_and_how_it_ended(auto_s
         ("generate_image", True, False, None)
     ]
     html = stream_html(session=auto_session, language="en")
-    assert "done: generate_image" in html and "Finished: completed" in html
+    assert "done: draw a panel" in html and "Finished: completed" in html
     assert "data-started" not in html  # nothing ticks
     chinese = stream_html(session=auto_session, language="zh-hans")
     assert "Finished" not in chinese and "done:" not in chinese  # the watcher's language
