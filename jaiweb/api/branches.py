@@ -11,6 +11,7 @@ from django.urls import reverse
 from ninja import Router, Status
 from pydantic import Field
 
+from jaiweb.api.links import SESSION_IN_PATH, link, links
 from jaiweb.api.schemas import (
     AppStateOut,
     CharacterIn,
@@ -149,7 +150,14 @@ def list_labels(request: HttpRequest, session_id: str):
     return [asdict(label) for label in labels_of(session_id=session.id)]
 
 
-@router.post("/sessions/{session_id}/labels", response={201: LabelOut, **E409})
+@router.post(
+    "/sessions/{session_id}/labels",
+    response={201: LabelOut, **E409},
+    openapi_extra=links(
+        201,
+        RemoveLabel=link("remove_label", label_id="$response.body#/id", **SESSION_IN_PATH),
+    ),
+)
 def add_label(request: HttpRequest, session_id: str, body: LabelIn):
     """Label or bookmark a node (any node, on any branch; a rewind never moves it)."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
@@ -251,7 +259,14 @@ def list_share_links(request: HttpRequest, session_id: str):
     return [asdict(share) for share in share_links_of(session_id=session.id)]
 
 
-@router.post("/sessions/{session_id}/share-links", response={201: ShareLinkMadeOut, **E409})
+@router.post(
+    "/sessions/{session_id}/share-links",
+    response={201: ShareLinkMadeOut, **E409},
+    openapi_extra=links(
+        201,
+        RevokeShareLink=link("revoke_share_link", link_id="$response.body#/id", **SESSION_IN_PATH),
+    ),
+)
 def create_share_link(request: HttpRequest, session_id: str, body: ShareLinkIn):
     """A read-only link to the branch ending at ``leaf_id``: whoever holds it sees that
     branch's strip, and nothing else, until it is revoked."""

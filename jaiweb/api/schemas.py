@@ -63,6 +63,18 @@ Title = Annotated[
         }
     ),
 ]
+LabelText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=80),
+    AfterValidator(check_text),
+    Field(
+        json_schema_extra={
+            "pattern": NOT_BLANK,
+            "description": f"a label's (or a bookmark's) words: 1 to 80 characters once "
+            f"stripped; {TEXT_RULE}",
+        }
+    ),
+]
 Reason = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1),
@@ -387,9 +399,7 @@ class PermissionModeIn(BodyIn):
 class LabelIn(BodyIn):
     entry_id: Id
     kind: Literal["label", "bookmark"] = "label"
-    text: Annotated[Text, Field(max_length=80)] = Field(
-        default="", description="a label's words (a bookmark's may be empty)"
-    )
+    text: LabelText
 
 
 class LabelOut(Schema):

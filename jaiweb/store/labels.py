@@ -32,7 +32,7 @@ def _out(label: Label) -> NodeLabel:
 
 
 def label_add(
-    *, session_id: str, entry_id: str, text: str = "", kind: str = "label", now=None
+    *, session_id: str, entry_id: str, text: str, kind: str = "label", now=None
 ) -> NodeLabel:
     """A label (or a bookmark) on a node; the same one twice is the one that exists."""
     if kind not in Label.KINDS:
@@ -41,8 +41,8 @@ def label_add(
         text = check_text(text.strip())
     except ValueError as exc:
         raise InvalidEntry(f"text: {exc}") from None
-    if kind == "label" and not text:
-        raise InvalidEntry("a label has a text")
+    if not text:
+        raise InvalidEntry("a label (or a bookmark) has a text")
     if len(text) > TEXT_MAX:
         raise InvalidEntry(f"a label has at most {TEXT_MAX} characters")
     session = session_get(session_id=session_id)

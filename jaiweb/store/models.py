@@ -238,7 +238,7 @@ class Label(models.Model):
     session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="labels")
     entry_id = models.CharField(max_length=128)
     kind = models.CharField(max_length=16, default="label")
-    text = models.CharField(max_length=80, blank=True)  # a bookmark's may be empty
+    text = models.CharField(max_length=80)
     created_at = models.DateTimeField()
 
     class Meta:

@@ -15,8 +15,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from jaiweb.store.models import ComicSession, Operation
-from jaiweb.studio.labels import tool_label
 from jaiweb.store.selectors import entries_among, operation_reading
+from jaiweb.studio.labels import tool_label
 from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage
 from journal.errors import CorruptedOperationLog
 

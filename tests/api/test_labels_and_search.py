@@ -36,9 +36,13 @@ def test_a_label_stays_on_its_node_through_a_rewind_and_writes_no_entry(as_alice
     assert missing.status_code == 404
 
 
-def test_a_bookmark_needs_no_text_but_a_label_does(as_alice, article):
-    ok = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e2", "kind": "bookmark"})
+def test_a_label_and_a_bookmark_have_a_text(as_alice, article):
+    ok = as_alice.post(
+        f"/sessions/{article.id}/labels", {"entry_id": "e2", "kind": "bookmark", "text": "★"}
+    )
     assert ok.status_code == 201
+    bare = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e2", "kind": "bookmark"})
+    assert bare.status_code == 422
     bad = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "e2", "text": "  "})
     assert bad.status_code == 422
     unknown = as_alice.post(f"/sessions/{article.id}/labels", {"entry_id": "zz", "text": "x"})

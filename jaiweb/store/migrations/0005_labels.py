@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
                 ("id", models.BigAutoField(primary_key=True, serialize=False)),
                 ("entry_id", models.CharField(max_length=128)),
                 ("kind", models.CharField(default="label", max_length=16)),
-                ("text", models.CharField(blank=True, max_length=80)),
+                ("text", models.CharField(max_length=80)),
                 ("created_at", models.DateTimeField()),
                 (
                     "session",
