@@ -96,7 +96,7 @@ STREAM_MARK = "<!--stream-->"  # between the regions and the stream in a pass's 
 
 # A catch-up this long after the last event of a burst: the journal's final state reaches
 # the watcher even when the burst's last event was lost (a full channel drops messages).
-SETTLE_SECONDS = 1.5
+QUIET_SECONDS = 1.5
 # At most one catch-up per watcher this often: a run's journal facts come in bursts (a
 # dozen in 150 ms with the offline director), and each pass re-renders every region.
 # The first fact of a burst is rendered at once, the rest together at the end of it.
@@ -111,8 +111,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     group: str | None = None
     catching_up: asyncio.Task | None = None
-    settle: asyncio.Task | None = None  # the catch-up once a burst of events has settled
-    settle_at = 0.0  # when it is due (``clock``): SETTLE_SECONDS after the last event
+    quiet: asyncio.Task | None = None  # the catch-up once a burst of events has gone quiet
+    quiet_at = 0.0  # when it is due (``clock``): QUIET_SECONDS after the last event
     sent: int | None = None  # hash of the regions last sent: an unchanged journal sends nothing
     force = False  # the next pass sends even regions this watcher already has
     last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
@@ -160,8 +160,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await super().dispatch(message)
 
     async def disconnect(self, code: int) -> None:
-        if self.settle is not None:
-            self.settle.cancel()
+        if self.quiet is not None:
+            self.quiet.cancel()
         if self.catching_up is not None:
             self.catching_up.cancel()
         if self.group is not None:
@@ -224,26 +224,26 @@ class SessionConsumer(AsyncWebsocketConsumer):
                     return
                 self.sent = hash(regions)
 
-    def _settle_later(self) -> None:
-        """A catch-up SETTLE_SECONDS after the last event: each event moves it on (one task
+    def _catch_up_when_quiet(self) -> None:
+        """A catch-up QUIET_SECONDS after the last event: each event moves it on (one task
         per burst waits for it, not one timer per event)."""
-        self.settle_at = self.clock() + SETTLE_SECONDS
-        if self.settle is None or self.settle.done():
-            self.settle = asyncio.ensure_future(self._settle_when_quiet())
+        self.quiet_at = self.clock() + QUIET_SECONDS
+        if self.quiet is None or self.quiet.done():
+            self.quiet = asyncio.ensure_future(self._wait_for_quiet())
 
-    async def _settle_when_quiet(self) -> None:
-        while (left := self.settle_at - self.clock()) > 0:
+    async def _wait_for_quiet(self) -> None:
+        while (left := self.quiet_at - self.clock()) > 0:
             await self.sleep(left)
-        self._settled()
+        self._gone_quiet()
 
-    def _settled(self) -> None:
+    def _gone_quiet(self) -> None:
         # Forced: the page may have swapped in an older copy meanwhile (an HTMX
         # response that raced a live pass); this pass leaves it on the journal's state.
         self.force = True
         self._catch_up_soon()
 
     async def session_event(self, message: dict[str, Any]) -> None:
-        self._settle_later()
+        self._catch_up_when_quiet()
         event = message.get("event") or {}
         n = event.get("n")
         if isinstance(n, int):

@@ -1,6 +1,6 @@
 """The studio's websocket (/ws/sessions/<id>/) through the whole ASGI application.
 
-The consumer's timers (the catch-up interval, the settle pass) run on a fake clock in the
+The consumer's timers (the catch-up interval, the quiet pass) run on a fake clock in the
 tests about timing (``clock``): a test moves time on and asserts on what was sent by then.
 "Nothing was sent" is only asserted once a later event shows the consumer is past the
 point where it would have sent it: its next wait on the clock has begun (``clock.pending``)
@@ -23,7 +23,7 @@ from jaiweb.asgi import application
 from jaiweb.live.push import group_name
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import consumers
-from jaiweb.studio.consumers import CATCH_UP_INTERVAL, SETTLE_SECONDS, SessionConsumer
+from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS, SessionConsumer
 from tests.support.clocks import FakeClock
 from tests.support.waiting import wait_until_async
 
@@ -62,7 +62,7 @@ def nothing_sent(ws) -> bool:
 
 async def waiting_until(clock: FakeClock, at: float, what: str) -> None:
     """The consumer is waiting on the fake clock for ``at`` (a pass held to its interval,
-    or a settle pass): everything it did before that wait is done."""
+    or a quiet pass): everything it did before that wait is done."""
     await wait_until_async(lambda: due(clock, at), 10, what)
 
 
@@ -138,7 +138,7 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
 
 @in_loop
 async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, episode, clock):
-    ws, _ = await _connect(episode.id, alice)  # the settle pass: not within this test
+    ws, _ = await _connect(episode.id, alice)  # the quiet pass: not within this test
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
 
@@ -312,7 +312,7 @@ async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval
 
     interval = 0.5
     monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", interval)
-    monkeypatch.setattr(consumers, "SETTLE_SECONDS", 60)  # not within this test
+    monkeypatch.setattr(consumers, "QUIET_SECONDS", 60)  # not within this test
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     start = clock.now  # the connect's pass
@@ -356,7 +356,7 @@ async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval
 
 
 @in_loop
-async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode, clock):
+async def test_a_burst_is_followed_by_a_catch_up_when_it_goes_quiet(alice, episode, clock):
     """Even a burst whose last event was lost ends with the journal's state on the page."""
     ws, _ = await _connect(episode.id, alice)
     await ws.receive_from(timeout=5)
@@ -366,16 +366,16 @@ async def test_a_burst_is_followed_by_a_catch_up_when_it_settles(alice, episode,
         await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
     for n in (1, 2, 3):
         assert f"t{n}" in await ws.receive_from(timeout=5)
-    settles_at = clock.now + SETTLE_SECONDS  # after the burst's last event
-    assert clock.pending() == pytest.approx([settles_at])
-    clock.advance(SETTLE_SECONDS * 0.99)
-    assert nothing_sent(ws) and clock.pending() == pytest.approx([settles_at])
-    clock.advance(SETTLE_SECONDS * 0.01)
-    assert 'id="tree"' in await ws.receive_from(timeout=5)  # the settle pass
+    quiet_at = clock.now + QUIET_SECONDS  # after the burst's last event
+    assert clock.pending() == pytest.approx([quiet_at])
+    clock.advance(QUIET_SECONDS * 0.99)
+    assert nothing_sent(ws) and clock.pending() == pytest.approx([quiet_at])
+    clock.advance(QUIET_SECONDS * 0.01)
+    assert 'id="tree"' in await ws.receive_from(timeout=5)  # the quiet pass
     passed = clock.now
     await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
     await waiting_until(clock, passed + CATCH_UP_INTERVAL, "the page's catch-up's turn")
-    # no second settle: one a burst
+    # no second quiet pass: one a burst
     assert clock.pending() == pytest.approx([passed + CATCH_UP_INTERVAL])
     await ws.disconnect()
 
