@@ -1,34 +1,8 @@
-"""Benchmark of start-up recovery (not a test: it prints figures, it asserts nothing).
+"""Start-up recovery: a restarted ``runagents`` after 100,000 finished and 1,000
+unfinished operations, time to its first resumed step (<= 2 s) and until all 1,000 are
+finished, and where its start-up time goes. docs/PERFORMANCE.md ("Recovery").
 
-    .venv/bin/python bench/recovery.py                      # SQLite, then PostgreSQL
-    .venv/bin/python bench/recovery.py --backend sqlite     # one backend (a child process)
-
-Django settings are per process, so the default run starts itself once per backend with
-``--backend``; each child sets DATABASE_URL before ``django.setup()`` and migrates a
-scratch database: a temp SQLite file (the product's settings: WAL, synchronous=FULL,
-BEGIN IMMEDIATE), and a PostgreSQL database ``jaiweb_bench_recovery`` (created, then
-dropped).
-
-Workload, per backend, built with bulk inserts (not through the loop):
-* 1,000 sessions of one owner, each with 100 finished operations (``operation_accepted``
-  with its user entry, ``model_attempted``, the final assistant entry, ``usage_settled``,
-  ``operation_finished`` completed): 100,000 finished operations, 200,000 entries;
-* then, as the last operation of each session, one unfinished operation left as a dead
-  runner leaves it — a third just accepted, a third ``provider_interrupted``
-  (``model_attempted`` without its reply), a third indeterminate (an open
-  ``tool_dispatched`` of the read-only ``list_panels``, which recovery dispatches again) —
-  whose lease is held, unexpired, by a runner identity of this host whose process is gone.
-``journal_check`` runs once on the built data.
-
-Measured: ``manage.py runagents --workers 4`` started as a child process (the offline
-director is the provider) at t0; the bench polls the database every ~20 ms on a
-connection of its own. Reported: time to the runner's ``recovery:`` line, time to the
-first resumed step (the first operation record appended after t0), time until the 1,000
-operations are finished (capped at 60 s), throughput — target: the first resumed step
-within 2 s of the runner process starting. Before that, to see where start-up time goes, a
-probe process times each step runagents takes before its first claim (interpreter start,
-``django.setup()``, the command's import, system checks, connecting, ``Runner()``, the
-takeover's release of the dead leases and its counts), then puts the leases back.
+    .venv/bin/python bench/recovery.py                 # SQLite (+ PostgreSQL if named)
 """
 
 from __future__ import annotations
@@ -36,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -47,16 +20,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import (  # noqa: E402
-    PG_HOST,
-    PG_PORT,
-    PG_USER,
+from bench.common import (  # noqa: E402
+    Scratch,
+    bench_main,
     describe_database,
-    run_each_backend,
+    load,
+    pg_connect,
     scratch_django,
 )
-
-PG_DB = "jaiweb_bench_recovery"
 
 
 def dead_holder() -> str:
@@ -115,15 +86,12 @@ print(json.dumps({"start": started, "steps": steps, "released": len(released)}))
 
 
 def run_backend(backend: str, args: argparse.Namespace) -> None:
-    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-recovery-", env=None) as (
-        db_file,
-        _tmp,
-    ):
-        _bench(backend, args, db_file)
+    with scratch_django(backend, args, prefix="jaiweb-bench-recovery-") as scratch:
+        _bench(backend, args, scratch)
 
 
-def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
-    print(f"  {describe_database(f'file {db_file}')}")
+def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
+    print(f"  {describe_database(scratch.where)}")
 
     from jaiweb.agent.runner import holder_is_gone
 
@@ -134,7 +102,7 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
         raise SystemExit(f"bench/recovery.py: {dead!r} does not look like a dead runner here")
     built = _build(args)
     _probe_startup(built)
-    _measure(backend, args, built, db_file)
+    _measure(backend, args, built, scratch)
 
 
 # --- the workload -------------------------------------------------------------------
@@ -344,19 +312,15 @@ def _build(args: argparse.Namespace) -> dict:
 class Poller:
     """The bench's own driver connection: new records, unfinished and parked operations."""
 
-    def __init__(self, backend: str, db_file: Path, ids: list[str]) -> None:
+    def __init__(self, backend: str, scratch: Scratch, ids: list[str]) -> None:
         self.backend = backend
         if backend == "sqlite":
             import sqlite3
 
-            self.conn = sqlite3.connect(db_file, isolation_level=None, timeout=20)
+            self.conn = sqlite3.connect(scratch.db_file, isolation_level=None, timeout=20)
             self.mark = "?"
         else:
-            import psycopg
-
-            self.conn = psycopg.connect(
-                host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=PG_DB, autocommit=True
-            )
+            self.conn = pg_connect(scratch.database_url, autocommit=True)
             self.mark = "%s"
         self.ids = ids
 
@@ -428,11 +392,11 @@ def _run_runner(command, env, lines, stderr, poller, base_id, total, cap):
     return first_step, all_done, left, parked, marks, now, proc.returncode
 
 
-def _measure(backend: str, args: argparse.Namespace, built: dict, db_file: Path) -> None:
+def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scratch) -> None:
     from django.db import connections
 
     connections.close_all()
-    poller = Poller(backend, db_file, built["unfinished"])
+    poller = Poller(backend, scratch, built["unfinished"])
     base_id = built["max_record_id"]
     total = len(built["unfinished"])
     env = {
@@ -467,7 +431,9 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, db_file: Path)
 
     print(f"  time to the 'recovery:' line:   {at(recovery)}")
     verdict = "met" if first_step is not None and first_step <= 2.0 else "MISSED"
-    print(f"  time to the first resumed step: {at(first_step)}   (target <= 2 s) {verdict}")
+    print(
+        f"  time to the first resumed step: {at(first_step)}   (target <= 2 s) {verdict}; {load()}"
+    )
     quarter = ", ".join(f"{int(s * 100)}% at {t:.2f} s" for s, t in sorted(marks.items()))
     if all_done is not None:
         print(f"  all {total:,} unfinished operations finished at {all_done:.3f} s ({quarter})")
@@ -525,28 +491,25 @@ def _probe_startup(built: dict) -> None:
 # --- the default run: one child per backend -------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--per-session", type=int, default=100, help="finished operations")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--cap", type=float, default=60.0, help="seconds to wait for the end")
-    args = parser.parse_args()
-    if args.backend:
-        run_backend(args.backend, args)
-        return
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
-        f"load {os.getloadavg()[0]:.1f}"
+
+
+def main() -> None:
+    bench_main(
+        __file__,
+        __doc__,
+        _options,
+        run_backend,
+        workload=lambda a: (
+            f"{a.sessions:,} sessions x {a.per_session} finished operations (+1 unfinished "
+            f"each, left by a dead runner of this host: accepted / provider_interrupted / "
+            f"indeterminate list_panels); runagents --workers {a.workers}"
+        ),
     )
-    print(
-        f"workload: {args.sessions:,} sessions x {args.per_session} finished operations "
-        f"(+1 unfinished each, left by a dead runner of this host: accepted / "
-        f"provider_interrupted / indeterminate list_panels); runagents --workers {args.workers}"
-    )
-    run_each_backend(__file__, args)
 
 
 if __name__ == "__main__":
