@@ -344,23 +344,19 @@ def default_passes(args: argparse.Namespace) -> list[Pass]:
     return passes
 
 
-def _passthrough(args: argparse.Namespace, overrides: dict[str, str]) -> list[str]:
-    out = []
-    for name, value in vars(args).items():
-        if name == "backend" or name in overrides or value is None or value is False:
-            continue
-        flag = f"--{name.replace('_', '-')}"
-        out.append(flag if value is True else f"{flag}={value}")
-    out += [f"--{name.replace('_', '-')}={value}" for name, value in overrides.items()]
-    return out
-
-
-def run_each_backend(script: str, args: argparse.Namespace, passes: list[Pass] | None = None):
-    """Run ``script`` once per pass in a child process, passing its options along."""
+def run_each_backend(
+    script: str,
+    args: argparse.Namespace,
+    passes: list[Pass] | None = None,
+    extra: dict[str, str] | None = None,
+) -> None:
+    """Run ``script`` once per pass in a child process with this process's own arguments,
+    then the pass's options and ``extra`` (given last, so they win)."""
     for run in passes or default_passes(args):
         print(f"\n[{run.label}] {load()}", flush=True)
-        overrides = dict(run.options)
-        command = [sys.executable, script, "--backend", run.backend, *_passthrough(args, overrides)]
+        overrides = {**dict(run.options), **(extra or {})}
+        options = [f"--{name.replace('_', '-')}={value}" for name, value in overrides.items()]
+        command = [sys.executable, script, *sys.argv[1:], *options, "--backend", run.backend]
         subprocess.run(command, check=False)
     if not getattr(args, "database_url", None):
         print(

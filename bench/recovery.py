@@ -55,10 +55,11 @@ import django
 django.setup()
 t.append(time.perf_counter())
 from django.core.management import load_command_class
-load_command_class("jaiweb.agent", "runagents")
+command = load_command_class("jaiweb.agent", "runagents")
 t.append(time.perf_counter())
-from django.core import checks
-checks.run_checks()
+if command.requires_system_checks:  # what BaseCommand.execute does before handle()
+    from django.core import checks
+    checks.run_checks()
 t.append(time.perf_counter())
 from django.db import connection
 connection.ensure_connection()
@@ -101,7 +102,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     if not gone:  # the runner would wait out the leases instead of taking them over
         raise SystemExit(f"bench/recovery.py: {dead!r} does not look like a dead runner here")
     built = _build(args)
-    _probe_startup(built)
+    _probe_startup(built, args.runner_root)
     _measure(backend, args, built, scratch)
 
 
@@ -291,12 +292,14 @@ def _build(args: argparse.Namespace) -> dict:
         + ", ".join(f"{n} {k}" for k, n in kinds.items())
         + f"), {totals['entries']:,} entries, {totals['records']:,} records in {built:.1f} s"
     )
-    started = time.perf_counter()
-    from io import StringIO
+    if args.journal_check:
+        started = time.perf_counter()
+        from io import StringIO
 
-    out = StringIO()
-    call_command("journal_check", stdout=out)
-    print(f"  journal_check: {out.getvalue().strip()} ({time.perf_counter() - started:.1f} s)")
+        out = StringIO()
+        call_command("journal_check", stdout=out)
+        took = time.perf_counter() - started
+        print(f"  journal_check: {out.getvalue().strip()} ({took:.1f} s; {load()})")
     max_id = OperationRecord.objects.aggregate(m=Max("id"))["m"]
     return {
         "unfinished": unfinished_ids,
@@ -349,11 +352,11 @@ class Poller:
         self.conn.close()
 
 
-def _run_runner(command, env, lines, stderr, poller, base_id, total, cap):
+def _run_runner(command, root, env, lines, stderr, poller, base_id, total, cap):
     """Start the runner at t0, poll until every operation is finished or ``cap`` s passed."""
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
     )
 
     def read() -> None:
@@ -410,7 +413,9 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scrat
     lines: list[tuple[float, str]] = []
     command = [sys.executable, "manage.py", "runagents", "--workers", str(args.workers)]
     with tempfile.TemporaryFile(mode="w+") as stderr:
-        result = _run_runner(command, env, lines, stderr, poller, base_id, total, args.cap)
+        result = _run_runner(
+            command, args.runner_root, env, lines, stderr, poller, base_id, total, args.cap
+        )
         stderr.seek(0)
         errors = [ln.rstrip() for ln in stderr if ln.strip()]
     first_step, all_done, left, parked, marks, end, returncode = result
@@ -455,7 +460,7 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scrat
         )
 
 
-def _probe_startup(built: dict) -> None:
+def _probe_startup(built: dict, root: str) -> None:
     """What runagents does before its first claim, timed step by step in a process of its own;
     the dead holder's leases are put back after, so the runner then finds them as left."""
     from django.db import connections
@@ -464,7 +469,7 @@ def _probe_startup(built: dict) -> None:
     t0 = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-c", PROBE, built["lease_until"].isoformat()],
-        cwd=ROOT,
+        cwd=root,
         env={**os.environ, "BENCH_T0": repr(t0)},
         check=True,
         capture_output=True,
@@ -474,7 +479,7 @@ def _probe_startup(built: dict) -> None:
     names = [
         "django.setup()",
         "import runagents (runner, loop, tools, channels)",
-        "system checks",
+        "system checks (when the command asks for them)",
         "connect",
         "Runner()",
         f"takeover: release {got['released']:,} dead leases (1 SELECT + 1 UPDATE)",
@@ -496,6 +501,17 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-session", type=int, default=100, help="finished operations")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--cap", type=float, default=60.0, help="seconds to wait for the end")
+    parser.add_argument(
+        "--no-journal-check",
+        dest="journal_check",
+        action="store_false",
+        help="do not check the built data first (a minute at full size)",
+    )
+    parser.add_argument(
+        "--runner-root",
+        default=str(ROOT),
+        help="the checkout whose manage.py runagents runs (an older one, to compare)",
+    )
 
 
 def main() -> None:

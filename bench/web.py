@@ -1029,10 +1029,8 @@ def main() -> None:
         return
     header(args, f"parts {args.parts}" + ("; --quick" if args.quick else ""))
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", prefix="bench-web-") as results:
-        args.results = results.name
-        args.quick = None  # resolved above into the counts passed along
         started = time.monotonic()
-        run_each_backend(__file__, args)
+        run_each_backend(__file__, args, extra={"results": results.name})
         rows = [row for line in results.read().splitlines() for row in json.loads(line)]
     print_summary(rows)
     print(f"  (whole run {time.monotonic() - started:.0f} s; {load()} at the end)")
