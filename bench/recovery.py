@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -326,6 +327,9 @@ class Poller:
             self.conn = pg_connect(scratch.database_url, autocommit=True)
             self.mark = "%s"
         self.ids = ids
+        from django.db import connection
+
+        self.stamp = connection.ops.adapt_datetimefield_value  # as the ORM stores them
 
     def poll(self) -> tuple[int, int, int]:
         sql = (
@@ -348,12 +352,21 @@ class Poller:
         ).fetchone()[0]
         return dict(rows), new
 
+    def redead(self, holder: str, until) -> None:
+        """Every unfinished operation's lease back to a dead runner, as the bench left it."""
+        self.conn.execute(
+            f"UPDATE store_operation SET lease_owner = {self.mark}, lease_expires_at = "
+            f"{self.mark} WHERE outcome IS NULL AND parked_at IS NULL",
+            [holder, self.stamp(until)],
+        )
+
     def close(self) -> None:
         self.conn.close()
 
 
-def _run_runner(command, root, env, lines, stderr, poller, base_id, total, cap):
-    """Start the runner at t0, poll until every operation is finished or ``cap`` s passed."""
+def _run_runner(command, root, env, lines, stderr, poller, base_id, total, cap, first_only=False):
+    """Start the runner at t0, poll until every operation is finished or ``cap`` s passed
+    (``first_only``: until its first resumed step)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(
         command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
@@ -374,6 +387,8 @@ def _run_runner(command, root, env, lines, stderr, poller, base_id, total, cap):
             max_id, left, parked = poller.poll()
             if first_step is None and max_id is not None and max_id > base_id:
                 first_step = now
+                if first_only:
+                    break
             done = total - left - parked
             for share in (0.25, 0.5, 0.75):
                 if share not in marks and done >= share * total:
@@ -412,6 +427,9 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scrat
     }
     lines: list[tuple[float, str]] = []
     command = [sys.executable, "manage.py", "runagents", "--workers", str(args.workers)]
+    roots = [args.runner_root, *(args.compare or [])]
+    if args.trials:
+        base_id = _trials(args, roots, command, env, poller, built, total)
     with tempfile.TemporaryFile(mode="w+") as stderr:
         result = _run_runner(
             command, args.runner_root, env, lines, stderr, poller, base_id, total, args.cap
@@ -458,6 +476,41 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scrat
             f"  throughput from the first step: {finished / span:.0f} operations/s, "
             f"{new_records / span:.0f} records/s ({new_records:,} records appended)"
         )
+
+
+def _trials(args, roots, command, env, poller, built, total) -> int:
+    """Each trial starts each root's runagents on the same data, the leases of a dead
+    runner put back before each, and stops it at its first resumed step; the roots take
+    turns, so they share the box's load. Returns the last record id after them."""
+    seen: dict[str, list[tuple[float | None, float | None]]] = {root: [] for root in roots}
+    loads = []
+    for _ in range(args.trials):
+        for root in roots:
+            poller.redead(dead_holder(), built["lease_until"])
+            base_id = poller.poll()[0]
+            lines: list[tuple[float, str]] = []
+            with tempfile.TemporaryFile(mode="w+") as stderr:
+                first, *_ = _run_runner(
+                    command, root, env, lines, stderr, poller, base_id, total, 20, True
+                )
+            recovery = next((t for t, line in lines if line.startswith("recovery:")), None)
+            seen[root].append((recovery, first))
+            loads.append(os.getloadavg()[0])
+    print(
+        f"  {args.trials} trial(s), each root's runagents on the same data in turn, stopped at "
+        f"its first resumed step (load {min(loads):.2f}-{max(loads):.2f} over them):"
+    )
+    for root, values in seen.items():
+        firsts = [f for _, f in values if f is not None]
+        recs = [r for r, _ in values if r is not None]
+        med = statistics.median(firsts) if firsts else float("nan")
+        print(
+            f"    {root}: first resumed step median {med:.3f} s "
+            f"({', '.join(f'{f:.2f}' for f in firsts)}); 'recovery:' line median "
+            f"{statistics.median(recs) if recs else float('nan'):.3f} s"
+        )
+    poller.redead(dead_holder(), built["lease_until"])
+    return poller.poll()[0]
 
 
 def _probe_startup(built: dict, root: str) -> None:
@@ -510,7 +563,18 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runner-root",
         default=str(ROOT),
-        help="the checkout whose manage.py runagents runs (an older one, to compare)",
+        help="the checkout whose manage.py runagents runs (default: this one)",
+    )
+    parser.add_argument(
+        "--compare",
+        action="append",
+        help="another checkout whose runagents takes turns with it in the trials",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=0,
+        help="first-step trials per checkout before the full run (they take turns)",
     )
 
 
