@@ -1,38 +1,14 @@
-"""Benchmark of the agent loop and the renderer (not a test: it prints figures, asserts nothing).
+"""The agent loop with the offline director and the local renderer: time per tool step,
+the share of journal writes, and those writes beside the same rows committed by the raw
+driver (the floor); panels per second of the renderer and of the render service. What
+each figure means: docs/PERFORMANCE.md ("The agent loop").
 
-    .venv/bin/python bench/agent_loop.py                     # SQLite, then PostgreSQL
-    .venv/bin/python bench/agent_loop.py --backend sqlite    # one backend (a child process)
-
-As in ``bench/store.py``, the default run starts itself once per backend; each child sets
-DATABASE_URL (and DEBUG=0, a temp MEDIA_ROOT) before ``django.setup()`` and migrates a
-scratch database: a temp SQLite file (the product's WAL, synchronous=FULL, BEGIN
-IMMEDIATE; the main target) and a PostgreSQL database ``jaiweb_bench_loop`` (dropped at
-the end).
-
-Workloads, per backend:
-* the agent loop with the offline director, the local renderer and the default tools:
-  a session in permission_mode "auto" (no approval wait), ``--prompts`` prompts a run
-  (``--runs`` runs, each on a fresh session, after one warm-up operation), each prompt a
-  variant of the lollipop prompt, so the director calls set_character_state then
-  generate_image, then narrates: 2 model calls and 2 tool steps an operation. Each
-  prompt is accepted (``operation_accept``), claimed (``operation_claim``) and run
-  (``OperationRun(...).run()``, ``LoopConfig()`` defaults, a ``RecordingSink``). In this
-  process only, the bench wraps: the provider (each ``next()`` on its stream timed),
-  each tool's ``run``, ``run_append`` as the loop module references it (journal writes)
-  and ``operation_records`` / ``recovery_evidence`` / ``branch_get`` there (journal
-  reads). The rest of an operation is the loop's own work. Target: journal writes
-  <= 25% of a tool step on SQLite. When missed: where the write time goes (calls per
-  operation, median ms each, their COMMIT, the statements they send);
-* panels per second: ``LocalRenderer().render`` alone, and ``render_request`` with a
-  fresh key each time (renders, writes the file with fsync, charges: two transactions).
-Each figure is the median over runs.
+    .venv/bin/python bench/agent_loop.py --prompts 20            # SQLite (+ PostgreSQL if named)
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import time
@@ -41,9 +17,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import describe_database, run_each_backend, scratch_django  # noqa: E402
+from bench.common import (  # noqa: E402
+    Scratch,
+    bench_main,
+    describe_database,
+    load,
+    pg_connect,
+    scratch_django,
+    short_sql,
+)
 
-PG_DB = "jaiweb_bench_loop"
 PROMPT = "第{n}回合：猪猪侠吃下超级棒棒糖，上擂台对决超人强！"
 INITIAL_STATE = {
     "characters": {"猪猪侠": {"buff": "无", "skill": "无", "mood": "平静"}},
@@ -67,6 +50,7 @@ class Meter:
         self.stream_window = 0.0
         self.in_write = False
         self.writes: list[tuple[str, float, float]] = []  # (label, seconds, of it COMMIT)
+        self.rows: list[list[tuple[str, str]]] = []  # each write's rows: (type, JSON)
         self.commit = 0.0
         self.detail: dict[str, list[float]] = defaultdict(list)  # per read function
 
@@ -76,6 +60,7 @@ class Meter:
         self.phase_time.clear()
         self.stream_window = 0.0
         self.writes.clear()
+        self.rows.clear()
 
     def timed(self, component: str, fn, detail: str | None = None):
         def wrapper(*args, **kwargs):
@@ -152,6 +137,25 @@ def write_label(records, entries) -> str:
     return "entries " + "+".join(kinds)
 
 
+# The loop's journal reads, by the names it imports them under (both checkouts' names).
+READS = ("operation_reading", "operation_records", "recovery_evidence", "branch_get")
+
+
+def _recording_sink():
+    """An event sink that keeps what a run emitted (the product has none: it is a test's)."""
+    from jaiweb.agent.events import Numbered
+
+    class RecordingSink(Numbered):
+        def __init__(self) -> None:
+            super().__init__()
+            self.events: list = []
+
+        def emit(self, session_id, event) -> None:
+            self.events.append((session_id, self.number(session_id, event)))
+
+    return RecordingSink
+
+
 def instrument(meter: Meter, connection):
     """Wrap the loop module's journal calls and the connection's COMMIT; returns an undo."""
     from jaiweb.agent import loop
@@ -161,10 +165,8 @@ def instrument(meter: Meter, connection):
         from jaiweb.agent import writer as writes_module
     except ImportError:  # the loop before it (1ffa6b8 and earlier): one class did it all
         writes_module = loop
-    saved = {
-        name: getattr(loop, name)
-        for name in ("operation_records", "recovery_evidence", "branch_get")
-    }
+    reads = [n for n in READS if hasattr(loop, n)]  # this checkout's loop's own reads
+    saved = {name: getattr(loop, name) for name in reads}
     real_append = writes_module.run_append
 
     def run_append(**kwargs):
@@ -177,12 +179,15 @@ def instrument(meter: Meter, connection):
         finally:
             spent = time.perf_counter() - start
             meter.acc[(meter.phase, "writes")] += spent
-            label = write_label(kwargs.get("records", ()), kwargs.get("entries", ()))
+            records, entries = kwargs.get("records", ()), kwargs.get("entries", ())
+            label = write_label(records, entries)
             meter.writes.append((label, spent, meter.commit))
+            # the same rows, for the floor: one transaction of bare INSERTs per call
+            meter.rows.append([(x.type, x.model_dump_json()) for x in (*entries, *records)])
             meter.busy = meter.in_write = False
 
     writes_module.run_append = run_append
-    for name in ("operation_records", "recovery_evidence", "branch_get"):
+    for name in reads:
         setattr(loop, name, meter.timed("reads", saved[name], detail=name))
     if hasattr(OperationRun, "_model_step"):
         owner = OperationRun
@@ -227,35 +232,21 @@ def timed_tools(tools: dict, meter: Meter) -> dict:
 # --- one backend, in its own process ----------------------------------------------------
 
 
-def fs_type(path: Path) -> str:
-    """The file system holding ``path`` (the fsync a SQLite COMMIT waits for depends on it)."""
-    best, kind = "", "?"
-    try:
-        with open("/proc/mounts") as mounts:
-            for line in mounts:
-                _, target, fstype, *_ = line.split()
-                if str(path).startswith(target) and len(target) > len(best):
-                    best, kind = target, fstype
-    except OSError:
-        pass
-    return kind
-
-
 def run_backend(backend: str, args: argparse.Namespace) -> None:
     with scratch_django(
         backend,
-        pg_db=PG_DB,
+        args,
         prefix="jaiweb-bench-loop-",
         env={
             "JAIWEB_IMAGE_BACKEND": "local",
             "JAIWEB_LLM_MODEL": "",  # the offline director
             "JAIWEB_FEED_URL": "",
         },
-    ) as (db_file, _tmp):
-        _bench(backend, args, db_file)
+    ) as scratch:
+        _bench(backend, args, scratch)
 
 
-def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
+def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.utils import timezone
@@ -266,12 +257,13 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
     from jaiweb.render.services import credits_grant
     from jaiweb.store.leases import operation_claim
     from jaiweb.store.services import operation_accept, session_create
-    from tests.support.sinks import RecordingSink
+
+    RecordingSink = _recording_sink()
 
     owner = get_user_model().objects.create(username="bench")
     credits_grant(user=owner, amount=10 * (args.runs * args.prompts + 10) + 10_000)
     connection.ensure_connection()
-    print(f"  {describe_database(f'temp file on {fs_type(db_file)}')}")
+    print(f"  {describe_database(scratch.where)}")
 
     config = LoopConfig()
     meter = Meter()
@@ -313,6 +305,7 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
             "writes_n": len(meter.writes),
             "window": meter.stream_window,
             "write_calls": list(meter.writes),
+            "write_rows": list(meter.rows),
             "phase_time": dict(meter.phase_time),
             "read_calls": {k: list(v) for k, v in meter.detail.items()},
         }
@@ -411,17 +404,69 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
     )
     reads = ", ".join(
         f"{name} {len(times) / len(ops):g}x {statistics.median(times) * 1e3:.3f} ms"
-        for name in ("operation_records", "recovery_evidence", "branch_get")
+        for name in READS
         for times in [[t for op in ops for t in op["read_calls"].get(name, [])]]
         if times
     )
     print(f"    journal reads per op (calls x median ms): {reads}")
     verdict = "met" if share <= 0.25 else "MISSED"
     print(f"    journal writes / tool step: {share:.0%}   (target <= 25% on SQLite) {verdict}")
+    floor = _bare_commits(backend, scratch, runs)
+    calls = statistics.fmean(len(op["write_rows"]) for op in ops)
+    rows = statistics.fmean(sum(map(len, op["write_rows"])) for op in ops)
+    print(
+        f"    journal writes per operation: {parts['writes']:.2f} ms in {calls:g} transactions "
+        f"({rows:g} rows); the same rows through the raw driver, one transaction of bare "
+        f"INSERTs per write (the floor): {floor:.2f} ms = "
+        f"{parts['writes'] / floor:.2f}x; {load()}"
+    )
+    print(
+        f"    the whole operation ({total:.2f} ms) / its bare commits: {total / floor:.1f}x; "
+        f"the loop's own work besides provider, tools and journal ({rest:.2f} ms): "
+        f"{rest / total:.0%} of it"
+    )
     if share > 0.25:
         _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter)
 
     _render_bench(args, owner)
+
+
+def _bare_commits(backend: str, scratch: Scratch, runs: list[list[dict]]) -> float:
+    """Per operation, in ms: the rows each run's writes wrote, as bare INSERTs, one
+    transaction a write, on a table of their own (SQLite: a file beside the bench's, WAL,
+    synchronous=FULL; PostgreSQL: the bench's database). Median over the runs."""
+    ddl = (
+        "CREATE TABLE raw_row (op TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, "
+        "payload {json} NOT NULL, PRIMARY KEY (op, seq))"
+    )
+    if backend == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(scratch.tmp / "raw.sqlite3", isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute(ddl.format(json="TEXT"))
+        sql, begin = "INSERT INTO raw_row VALUES (?, ?, ?, ?)", "BEGIN IMMEDIATE"
+    else:
+        conn = pg_connect(scratch.database_url, autocommit=True)
+        conn.execute(ddl.format(json="JSONB"))
+        sql, begin = "INSERT INTO raw_row VALUES (%s, %s, %s, %s::jsonb)", "BEGIN"
+    per_op = []
+    try:
+        for r, run in enumerate(runs):
+            start = time.perf_counter()
+            for o, op in enumerate(run):
+                seq = 0
+                for write in op["write_rows"]:
+                    conn.execute(begin)
+                    for kind, payload in write:
+                        seq += 1
+                        conn.execute(sql, (f"r{r}o{o}", seq, kind, payload))
+                    conn.execute("COMMIT")
+            per_op.append((time.perf_counter() - start) / len(run))
+    finally:
+        conn.close()
+    return statistics.median(per_op) * 1e3
 
 
 def _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter):
@@ -501,11 +546,6 @@ def _where_writes_go(backend, connection, ops, one_operation, session_create, ow
             print(f"      {short_sql(sql)}")
 
 
-def short_sql(sql: str, width: int = 110) -> str:
-    sql = " ".join(sql.split())
-    return sql if len(sql) <= width else sql[: width - 3] + "..."
-
-
 def _render_bench(args: argparse.Namespace, owner) -> None:
     from jaiweb.agent.state import AppState
     from jaiweb.render.renderers import LocalRenderer
@@ -553,29 +593,26 @@ def _render_bench(args: argparse.Namespace, owner) -> None:
 # --- the default run: one child per backend ---------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompts", type=int, default=30)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--renders", type=int, default=500)
     parser.add_argument("--service-renders", type=int, default=100)
     parser.add_argument("--render-runs", type=int, default=5)
-    args = parser.parse_args()
-    if args.backend:
-        run_backend(args.backend, args)
-        return
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
-        f"load {os.getloadavg()[0]:.2f}; medians of repeated runs"
+
+
+def main() -> None:
+    bench_main(
+        __file__,
+        __doc__,
+        _options,
+        run_backend,
+        workload=lambda a: (
+            f"{a.runs} runs x {a.prompts} prompts (offline director, local renderer); "
+            f"renderer {a.renders} panels x {a.render_runs} runs; render_request "
+            f"{a.service_renders} panels x {a.render_runs} runs; medians of repeated runs"
+        ),
     )
-    print(
-        f"workload: {args.runs} runs x {args.prompts} prompts (offline director, local "
-        f"renderer); renderer {args.renders} panels x {args.render_runs} runs; render_request "
-        f"{args.service_renders} panels x {args.render_runs} runs"
-    )
-    run_each_backend(__file__, args)
 
 
 if __name__ == "__main__":

@@ -1,32 +1,11 @@
-"""LangGraph's SqliteSaver next to our store on the same work (not a test: it prints figures).
+"""LangGraph's SqliteSaver beside our store on the same 200-turn conversation with a fork:
+time (LangGraph with its default durability and with durability="sync"), bytes on disk,
+reads at both leaves. What each side does: docs/PERFORMANCE.md ("Against LangGraph").
 
     .venv/bin/pip install -e '.[dev,bench]'    # LangGraph is a bench-only extra
     .venv/bin/python bench/compare_langgraph.py
-
-The work, the same on both sides, each on its own fresh SQLite file:
-* a 200-turn conversation with state: each turn a user message, an assistant message and
-  a new characters dict ({"猪猪侠": {"buff": ..., "skill": ...}, ...});
-* a fork at turn 100 continued for 50 turns;
-* reading the state at both leaves.
-
-LangGraph: a minimal StateGraph with a ``messages`` channel (``add_messages``) and a
-``characters`` channel, one node per turn that appends the assistant reply and sets the
-characters; ``checkpointer=SqliteSaver(sqlite3.connect(path, check_same_thread=False))``;
-default durability. The fork is time travel: ``invoke`` from the checkpoint config of
-turn 100 (then the thread's latest checkpoint); reads are ``graph.get_state`` at both
-leaves' checkpoints.
-
-Ours (in a child process per run: Django settings are per process): the services on an
-SQLite DATABASE_URL (WAL, synchronous=FULL). A turn is two transactions, as in the
-product (the input is durable before the reply): ``entry_append([user])``, then
-``entry_append([assistant, app_state])``. The fork is ``rewind_append`` to the entry
-of turn 100 then appends; reads are ``app_state_at`` + ``branch_rows`` at both leaves.
-
-Bytes on disk: the file + WAL after a checkpoint, and the same minus the empty schema
-(ours carries Django's auth/admin tables). Times are medians of several runs.
 """
 
-import argparse
 import json
 import os
 import secrets
@@ -42,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.common import fs_type, header, load, parser  # noqa: E402
 
 TURNS, FORK_AT, FORK_TURNS = 200, 100, 50
 SKILLS = ["超级棒棒糖", "旋风腿", "发明", "隐身", "闪电拳"]
@@ -74,7 +54,8 @@ def file_bytes(path: Path) -> int:
 # --- LangGraph ------------------------------------------------------------------------
 
 
-def run_langgraph(path: Path) -> dict:
+def run_langgraph(path: Path, durability: str | None) -> dict:
+    """One run; ``durability`` None is LangGraph's default, else passed to every invoke."""
     from typing import Annotated, TypedDict
 
     from langchain_core.messages import AIMessage, HumanMessage
@@ -114,9 +95,11 @@ def run_langgraph(path: Path) -> dict:
     empty = file_bytes(path)
     thread = {"configurable": {"thread_id": "episode-1"}}
 
+    options = {} if durability is None else {"durability": durability}
+
     def say(turn: int, branch: str, config: dict) -> None:
         user, _, _ = turn_content(turn, branch)
-        graph.invoke({"messages": [HumanMessage(content=user)]}, config)
+        graph.invoke({"messages": [HumanMessage(content=user)]}, config, **options)
 
     statements: list[str] = []
     start = time.perf_counter()
@@ -160,7 +143,8 @@ def run_langgraph(path: Path) -> dict:
         "fork_messages": len(at_fork.values["messages"]),
         "main_characters": at_main.values["characters"],
         "fork_characters": at_fork.values["characters"],
-        "pragmas": f"journal_mode={mode}, synchronous={sync}, durability=async (default)",
+        "pragmas": f"journal_mode={mode}, synchronous={sync}, "
+        + (f"durability={durability}" if durability else "default durability"),
     }
 
 
@@ -279,11 +263,11 @@ def run_ours(path: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--side", choices=["ours"], help="internal: one run of ours, as JSON")
-    parser.add_argument("--path")
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    parser_ = parser(__doc__)
+    parser_.add_argument("--side", choices=["ours"], help="internal: one run of ours, as JSON")
+    parser_.add_argument("--path")
+    parser_.add_argument("--runs", type=int, default=3)
+    args = parser_.parse_args()
     if args.side == "ours":
         print(json.dumps(run_ours(Path(args.path)), ensure_ascii=False))
         return
@@ -295,21 +279,23 @@ def main() -> None:
         sys.exit(1)
     from importlib.metadata import version
 
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, langgraph "
+    where = args.sqlite_dir or tempfile.gettempdir()
+    header(
+        None,
+        f"{TURNS} turns (user + assistant + characters), fork at turn {FORK_AT} continued "
+        f"{FORK_TURNS} turns, state read at both leaves; each side on its own fresh SQLite "
+        f"file in {where} ({fs_type(where)}); median of {args.runs} runs; langgraph "
         f"{version('langgraph')}, langgraph-checkpoint-sqlite "
-        f"{version('langgraph-checkpoint-sqlite')}, nproc {cpus}, load {os.getloadavg()[0]:.1f}"
+        f"{version('langgraph-checkpoint-sqlite')}, sqlite {sqlite3.sqlite_version}",
     )
-    print(
-        f"workload: {TURNS} turns (user + assistant + characters), fork at turn {FORK_AT} "
-        f"continued {FORK_TURNS} turns, state read at both leaves; median of {args.runs} runs"
-    )
-    results: dict[str, list[dict]] = {"langgraph": [], "ours": []}
+    sides = {"LangGraph (default)": None, 'LangGraph durability="sync"': "sync"}
+    results: dict[str, list[dict]] = {name: [] for name in [*sides, "ours"]}
     for run in range(args.runs):
-        tmp = Path(tempfile.mkdtemp(prefix="jaiweb-lg-"))
+        tmp = Path(tempfile.mkdtemp(prefix="jaiweb-lg-", dir=args.sqlite_dir))
         try:
-            results["langgraph"].append(run_langgraph(tmp / f"langgraph{run}.sqlite3"))
+            for name, durability in sides.items():
+                path = tmp / f"langgraph{run}-{durability}.sqlite3"
+                results[name].append(run_langgraph(path, durability))
             child = subprocess.run(
                 [sys.executable, __file__, "--side", "ours", "--path", str(tmp / "ours.sqlite3")],
                 capture_output=True,
@@ -326,38 +312,45 @@ def main() -> None:
     def med(side: str, key: str) -> float:
         return statistics.median(r[key] for r in results[side])
 
-    lg, us = results["langgraph"][-1], results["ours"][-1]
-    for side, r in (("LangGraph SqliteSaver", lg), ("ours (jaiweb.store)", us)):
+    last = {side: runs[-1] for side, runs in results.items()}
+    for side, r in last.items():
         print(
             f"  {side}: {r['pragmas']}; {r['rows']}; per turn {r['statements_per_turn']} "
             f"SQL statements, {r['commits_per_turn']} commits; messages at the leaves: "
             f"main {r['main_messages']}, fork {r['fork_messages']}"
         )
-    agree = (
-        lg["main_characters"] == us["main_characters"]
-        and lg["fork_characters"] == us["fork_characters"]
-    )
-    print(f"  characters at both leaves agree between the two: {'yes' if agree else 'NO'}")
-    print(f"  {'':34}{'LangGraph':>12}{'ours':>12}{'LangGraph/ours':>16}")
+    us = last["ours"]
+    for side in sides:
+        agree = (
+            last[side]["main_characters"] == us["main_characters"]
+            and last[side]["fork_characters"] == us["fork_characters"]
+        )
+        print(f"  characters at both leaves, {side} and ours agree: {'yes' if agree else 'NO'}")
+    names = [*sides, "ours"]
+    print("  " + " " * 34 + "".join(f"{n:>28}" for n in names))
     rows = [
         ("200 turns (s)", "build", 1.0),
         ("fork at 100 + 50 turns (s)", "fork", 1.0),
         ("state at both leaves (ms)", "read", 1e3),
     ]
+
+    def cells(values: list[float], fmt: str) -> str:
+        base = values[-1]
+        return "".join(
+            f"{format(v, fmt):>16} ({v / base:5.2f}x)"
+            if i < len(values) - 1
+            else f"{format(v, fmt):>28}"
+            for i, v in enumerate(values)
+        )
+
     for label, key, scale in rows:
-        a, b = med("langgraph", key) * scale, med("ours", key) * scale
-        print(f"  {label:<34}{a:12.3f}{b:12.3f}{a / b:15.1f}x")
-    total_lg = sum(med("langgraph", k) for k in ("build", "fork", "read"))
-    total_us = sum(med("ours", k) for k in ("build", "fork", "read"))
-    print(f"  {'total time (s)':<34}{total_lg:12.3f}{total_us:12.3f}{total_lg / total_us:15.1f}x")
-    size_lg, size_us = med("langgraph", "bytes"), med("ours", "bytes")
-    net_lg = size_lg - med("langgraph", "empty")
-    net_us = size_us - med("ours", "empty")
-    for label, a, b in (
-        ("bytes on disk, file + WAL", size_lg, size_us),
-        ("bytes on disk minus empty schema", net_lg, net_us),
-    ):
-        print(f"  {label:<34}{a:12,.0f}{b:12,.0f}{a / b:15.1f}x")
+        print(f"  {label:<34}" + cells([med(n, key) * scale for n in names], ".3f"))
+    totals = [sum(med(n, k) for k in ("build", "fork", "read")) for n in names]
+    print(f"  {'total time (s)':<34}" + cells(totals, ".3f"))
+    print(f"  {'bytes on disk, file + WAL':<34}" + cells([med(n, "bytes") for n in names], ",.0f"))
+    net = [med(n, "bytes") - med(n, "empty") for n in names]
+    print(f"  {'bytes on disk minus empty schema':<34}" + cells(net, ",.0f"))
+    print(f"  (x: that LangGraph figure / ours; {load()} at the end)")
 
 
 if __name__ == "__main__":

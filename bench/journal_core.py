@@ -1,28 +1,19 @@
-"""Benchmark of the pure journal core (not a test: it prints figures, it asserts nothing).
+"""The pure journal core in memory: replay beside a plain dict fold, branch_of and
+derive_messages at depth 10,000, cost by depth not session size (docs/PERFORMANCE.md).
 
     .venv/bin/python bench/journal_core.py
-
-Workloads, all built in memory with fixed ids and timestamps:
-* replay of a 100,000-entry session (messages, a state change every 10th entry, a
-  rewind every 500th) — target ≤ 1 s;
-* branch_of and derive_messages at depth 10,000 with a TreeIndex — target ≤ 30 ms;
-* branch_of at a fixed depth (1,000) in a 100,000-entry over a 10,000-entry session —
-  target ratio ≤ 1.5 (cost depends on depth, not session size);
-* the article's applyEntry (copies the entry array on each append) next to ours on the
-  same 10,000 entries, as a baseline measured in the same run.
-Each figure is the median of several runs.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import header, load, ratio_line, timed
 from journal.context import derive_messages
 from journal.entries import (
     AppStateEntry,
@@ -33,7 +24,13 @@ from journal.entries import (
     ToolResultMessage,
     UserMessage,
 )
-from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
+from journal.snapshot import (
+    SessionSnapshot,
+    _replay_stepwise,
+    apply_entry,
+    branch_app_state,
+    replay,
+)
 from journal.tree import TreeIndex, branch_of
 
 T0 = datetime(2026, 11, 29, tzinfo=UTC)
@@ -89,13 +86,18 @@ def chain(n: int, depth: int) -> tuple[list, str]:
     return entries, leaf
 
 
-def timed(fn, repeat: int) -> float:
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
+def dict_fold(entries: list) -> tuple:
+    """The floor of any replay: one dict entry per id, the last app state and the leaf
+    carried along (no parent check, no branches: wrong on a rewind, and the least a fold
+    of these entries can cost)."""
+    by_id: dict = {}
+    state, leaf = INITIAL, None
+    for entry in entries:
+        by_id[entry.id] = entry
+        if entry.type == "app_state":
+            state = entry.value
+        leaf = entry.id
+    return by_id, state, leaf
 
 
 def article_replay(entries: list) -> None:
@@ -114,11 +116,25 @@ def article_replay(entries: list) -> None:
 
 
 def main() -> None:
-    print(f"python {sys.version.split()[0]}; medians of repeated runs")
+    header(workload="in memory, fixed ids and timestamps; medians of repeated runs")
 
     big = build_session(100_000)
-    t = timed(lambda: replay(big, INITIAL, T0), 5)
-    print(f"replay, 100,000 entries:                    {t * 1000:8.1f} ms   (target <= 1000 ms)")
+    runs = []
+    for _ in range(7):  # the floor and the product alternate, so both see the same box
+        floor = timed(lambda: dict_fold(big), 1)
+        ours = timed(lambda: replay(big, INITIAL, T0), 1)
+        runs.append((ours, floor))
+    t, t_floor = (statistics.median(r[i] for r in runs) for i in (0, 1))
+    print(ratio_line("replay, 100,000 entries / dict fold", t * 1e3, t_floor * 1e3, 3))
+    t_step = timed(lambda: _replay_stepwise(big, INITIAL, T0), 3)
+    print(
+        f"  the same entries folded with apply_entry one by one (replay before e268d59): "
+        f"{t_step * 1e3:.1f} ms = {t_step / t_floor:.1f}x the floor (target for replay <= 1 s)"
+    )
+    t_index = timed(lambda: TreeIndex(big), 7)
+    print(
+        f"  TreeIndex(100,000 entries): {t_index * 1e3:.1f} ms = {t_index / t_floor:.1f}x the floor"
+    )
 
     deep, leaf = chain(100_000, 10_000)
     index = TreeIndex(deep)
@@ -153,6 +169,7 @@ def main() -> None:
     for e in sample:
         step = apply_entry(step, e)
     assert step.app_state == replay(sample, INITIAL, T0).app_state == article_replay(sample)
+    print(f"({load()} at the end)")
 
 
 if __name__ == "__main__":

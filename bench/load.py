@@ -1,72 +1,17 @@
-"""Load benchmark: K concurrent sessions, 2 live watchers each (not a test: it prints figures).
+"""Load: K concurrent sessions, 2 live watchers each, on the embedded studio (SQLite) and
+on a 2+2 cluster (PostgreSQL + Redis). It asserts nothing; errors are counted and must
+be 0. What each figure means and the last run's: docs/PERFORMANCE.md ("Load").
 
-    .venv/bin/python bench/load.py                        # embedded, then cluster; K = 10,50,200
-    .venv/bin/python bench/load.py --quick                # K = 10,50, 2 operations each (~1 min)
-    .venv/bin/python bench/load.py --setup cluster        # one setup (embedded|cluster|both)
-    .venv/bin/python bench/load.py --sessions 10,50,200 --no-stop    # every K, saturated or not
-    .venv/bin/python bench/load.py --profile /tmp/prof    # py-spy each server process per step
-
-It asserts nothing; errors are counted and printed (they must be 0). What it measures, on
-two setups of the same code:
-* embedded: one ``manage.py studio --port 0`` child (daphne, the in-memory channel layer
-  and the in-process runner with its 4 worker threads) on a temp SQLite file;
-* cluster: ``jaiweb.devtools.cluster.Cluster(web=2, runners=2)`` (two daphne processes, two
-  ``runagents --workers 4``, ``--workers`` to change) on a scratch PostgreSQL database
-  ``jaiweb_bench_load`` (127.0.0.1:5432, user postgres; created, then dropped) and Redis
-  db 5 (``redis://127.0.0.1:6379/5``, flushed before and after; the tests use 0 and 1).
-
-Both run the offline director and the local renderer (no network), DEBUG=0, with
-``JAIWEB_PROMPTS_PER_MINUTE`` out of the way. Per step of K sessions (a baseline of one
-session and 6 operations first, then each K of ``--sessions``): K new users
-(``manage.py shell -c``: an API token, a logged-in session cookie, credits), one session
-each created through the API with ``permission_mode`` "auto" (panels render without
-approvals), and 2 websockets per session (``--watchers``; ``websockets``, the owner's
-cookie, an allowed Origin, ``Accept-Language: en``), each waiting for its first catch-up.
-Then every session, all at once, sends ``--ops-per-session`` prompts one after the other
-(a closed loop with no think time): a ``/draw``, a ``/say``, a ``/state`` with a
-``/draw``, … through ``POST /api/v1/sessions/<id>/prompts``; the next prompt goes once
-every watcher showed the operation's end line. On the cluster session i posts to web
-process i mod 2 and has a watcher on each web process, so every live event crosses Redis.
-
-Figures per step:
-* operations per second: completed operations / the step's wall time (first prompt sent
-  to the last end line seen);
-* first text: from sending the prompt to the first streamed narration on a watcher (a
-  ``beforeend:#stream-text`` frame, or the reply's committed text if deltas were
-  dropped), p50/p99 over every (operation, watcher);
-* operation time: from sending the prompt to the ``Finished: …`` step line (the
-  ``operation_finished`` event) on a watcher, p50/p99 over every (operation, watcher);
-  the POST's own answer time next to it;
-* errors, which must be 0: non-2xx answers or HTTP failures, websockets refused or closed
-  under the bench, operations not finishing ``completed``, operations not finished within
-  ``--timeout``, prompts queued as steering instead of starting a run. Not errors but
-  reported: end lines a watcher never got (the operation is then read through
-  ``GET /api/v1/operations/<id>`` after the timeout), watchers that saw no text;
-* CPU per process (``/proc/<pid>/stat`` utime+stime, before and after the step) as
-  seconds, % of one core and milliseconds per completed operation: the studio child, or
-  web-1, web-2, runner-1, runner-2, the PostgreSQL server (postmaster, live backends and
-  the backends that exited meanwhile; every database of the server) and redis-server;
-  this load generator too, which shares the machine's cores with everything it
-  measures; the whole machine's busy share (``/proc/stat``): what is not ours is other
-  work on the box, such as a test suite. On the cluster also the PostgreSQL connections
-  opened and the transactions committed on the bench database (``pg_stat_database``).
-
-K grows until it saturates: the climb stops (and says why) when errors appear, when
-operations per second grew less than 10 % over the best step before, or when the p99
-operation time is more than 10x the first step's; ``--no-stop`` runs every K anyway.
-``--profile DIR`` records each server process with ``py-spy record --gil`` during each
-step (py-spy is not a dependency: ``.venv/bin/pip install py-spy``) and prints where its
-Python time goes. A summary table closes the run; ``docs/PERFORMANCE.md`` has the figures
-of a run and where the bottleneck sits.
+    .venv/bin/python bench/load.py --setup embedded
+    JAIWEB_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/jaiweb_bench_load \
+    JAIWEB_BENCH_REDIS_URL=redis://127.0.0.1:6379/5 .venv/bin/python bench/load.py
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
-import platform
 import re
 import secrets
 import shutil
@@ -81,11 +26,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.common import (  # noqa: E402
+    header,
+    load,
+    parser,
+    pg_admin,
+    pg_create_scratch,
+    pg_drop_scratch,
+    pg_parts,
+)
 from bench.webtools import StudioChild, percentile  # noqa: E402
 
-PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
-PG_DB = "jaiweb_bench_load"
-REDIS_URL = "redis://127.0.0.1:6379/5"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 STATE = {
     "characters": {"猪猪侠": {"buff": "无", "skill": "无", "mood": "平静"}},
@@ -515,7 +466,8 @@ async def run_step(
         cpu1 = probe.snapshot()
         if pg_counter:
             pg1 = pg_counter()
-            step.pg = {name: pg1[name] - pg0[name] for name in pg1}
+            step.pg = {name: pg1[name] - pg0[name] for name in ("sessions", "xact_commit")}
+            step.pg["database"] = pg1["database"]
         step.cpu = CpuProbe.spent(cpu0, cpu1)
         for s in sessions:
             for w in s.watchers:
@@ -676,7 +628,7 @@ def report_step(setup: str, step: Step, names: list[str]) -> None:
     )
     if step.pg:
         print(
-            f"    PostgreSQL ({PG_DB}): {step.pg['sessions']:,} connections opened "
+            f"    PostgreSQL ({step.pg['database']}): {step.pg['sessions']:,} connections opened "
             f"({step.pg['sessions'] / max(step.ops, 1):.1f} per operation), "
             f"{step.pg['xact_commit']:,} commits ({step.pg['xact_commit'] / step.wall:,.0f}/s)"
         )
@@ -844,7 +796,7 @@ def climb(setup: str, urls: list[str], run_manage, probe: CpuProbe, names, args,
 
 
 def run_embedded(args) -> list[Step]:
-    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-"))
+    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-", dir=args.sqlite_dir))
     env = base_env(
         {
             "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
@@ -889,25 +841,18 @@ def run_embedded(args) -> list[Step]:
     return steps
 
 
-def pg_admin(sql: str):
-    import psycopg
-
-    with psycopg.connect(
-        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
-    ) as conn:
-        cursor = conn.execute(sql)
-        return cursor.fetchall() if cursor.description else None
+def pg_counter(url: str) -> dict[str, int | str]:
+    name = pg_parts(url)[1]
+    rows = pg_admin(
+        url, "SELECT sessions, xact_commit FROM pg_stat_database WHERE datname = %s", (name,)
+    )
+    return {"sessions": int(rows[0][0]), "xact_commit": int(rows[0][1]), "database": name}
 
 
-def pg_counter() -> dict[str, int]:
-    rows = pg_admin(f"SELECT sessions, xact_commit FROM pg_stat_database WHERE datname = '{PG_DB}'")
-    return {"sessions": int(rows[0][0]), "xact_commit": int(rows[0][1])}
-
-
-def flush_redis() -> None:
+def flush_redis(url: str) -> None:
     import redis
 
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis.Redis.from_url(url)
     try:
         client.flushdb()
     finally:
@@ -918,13 +863,12 @@ def run_cluster(args) -> list[Step]:
     from jaiweb.devtools.cluster import Cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-"))
-    pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-    pg_admin(f"CREATE DATABASE {PG_DB}")
-    flush_redis()
+    pg_create_scratch(args.database_url)
+    flush_redis(args.redis_url)
     env = base_env(
         {
-            "DATABASE_URL": f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{PG_DB}",
-            "REDIS_URL": REDIS_URL,
+            "DATABASE_URL": args.database_url,
+            "REDIS_URL": args.redis_url,
             "JAIWEB_MEDIA_ROOT": str(tmp / "media"),
         }
     )
@@ -940,14 +884,14 @@ def run_cluster(args) -> list[Step]:
     try:
         started = time.perf_counter()
         cluster.start()
-        version = pg_admin("SELECT version()")[0][0].split(" on ")[0]
+        version = pg_admin(args.database_url, "SELECT version()")[0][0].split(" on ")[0]
         print(
             f"  cluster up in {time.perf_counter() - started:.1f} s: "
             + "; ".join(
                 f"{m.name} pid {m.pid}" + (f" {m.url}" if m.url else "")
                 for m in cluster.members.values()
             )
-            + f"; {version}, Redis db 5; runagents --workers {args.workers}",
+            + f"; {version}, Redis {args.redis_url}; runagents --workers {args.workers}",
             flush=True,
         )
         names = list(cluster.members)
@@ -959,7 +903,7 @@ def run_cluster(args) -> list[Step]:
             probe,
             names,
             args,
-            pg_counter,
+            lambda: pg_counter(args.database_url),
             lambda: [
                 f"{m.name} exited with code {m.process.returncode}; its log: "
                 + " | ".join(m.log_tail(3).splitlines())[-300:]
@@ -976,8 +920,8 @@ def run_cluster(args) -> list[Step]:
                 print(f"  {m.name} logged {len(errors)} error(s); the end of {m.log}:")
                 for ln in text.splitlines()[-15:]:
                     print(f"    | {ln}")
-        pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        flush_redis()
+        pg_drop_scratch(args.database_url)
+        flush_redis(args.redis_url)
         shutil.rmtree(tmp, ignore_errors=True)
     return steps
 
@@ -1013,45 +957,44 @@ def other_load(seconds: float = 2.0) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--setup", choices=["embedded", "cluster", "both"], default="both")
-    parser.add_argument("--sessions", help="the K steps, ascending (10,50,200; quick 10,50)")
-    parser.add_argument(
+    parser_ = parser(__doc__, redis=True)
+    parser_.add_argument("--setup", choices=["embedded", "cluster", "both"], default="both")
+    parser_.add_argument("--sessions", help="the K steps, ascending (10,50,200; quick 10,50)")
+    parser_.add_argument(
         "--ops-per-session", type=int, help="prompts each session sends in a step (3; quick 2)"
     )
-    parser.add_argument("--quick", action="store_true", help="K = 10,50 and 2 operations each")
-    parser.add_argument(
+    parser_.add_argument("--quick", action="store_true", help="K = 10,50 and 2 operations each")
+    parser_.add_argument(
         "--timeout", type=float, default=120, help="seconds an operation (or a request) may take"
     )
-    parser.add_argument("--workers", type=int, default=4, help="runagents --workers (cluster)")
-    parser.add_argument(
+    parser_.add_argument("--workers", type=int, default=4, help="runagents --workers (cluster)")
+    parser_.add_argument(
         "--watchers", type=int, default=2, help="websockets per session (2; at least 1)"
     )
-    parser.add_argument(
+    parser_.add_argument(
         "--no-stop", action="store_true", help="run every K even after it saturates"
     )
-    parser.add_argument("--logs", help="keep the cluster's logs in this folder (default: removed)")
-    parser.add_argument(
+    parser_.add_argument("--logs", help="keep the cluster's logs in this folder (default: removed)")
+    parser_.add_argument(
         "--profile",
         metavar="DIR",
         help="py-spy record each server process during each step into DIR (py-spy needed)",
     )
-    args = parser.parse_args()
+    args = parser_.parse_args()
     if args.profile and not py_spy():
-        parser.error("--profile needs py-spy: .venv/bin/pip install py-spy (not a dependency)")
+        parser_.error("--profile needs py-spy: .venv/bin/pip install py-spy (not a dependency)")
     if args.watchers < 1:
-        parser.error("--watchers must be at least 1: operations end when a watcher sees them end")
+        parser_.error("--watchers must be at least 1: operations end when a watcher sees them end")
     args.ks = sorted(
         {int(x) for x in (args.sessions or ("10,50" if args.quick else "10,50,200")).split(",")}
         - {1}
     )
     if args.ops_per_session is None:
         args.ops_per_session = 2 if args.quick else 3
-    print(
-        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {os.cpu_count()}, "
-        f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; setup {args.setup}, "
-        f"K {','.join(map(str, args.ks))}, {args.ops_per_session} operations per session"
-        + ("; --quick" if args.quick else "")
+    header(
+        args,
+        f"setup {args.setup}, K {','.join(map(str, args.ks))}, {args.ops_per_session} "
+        "operations per session" + ("; --quick" if args.quick else ""),
     )
     print(f"before the run, over 2 s: {other_load()}")
     started = time.monotonic()
@@ -1060,13 +1003,20 @@ def main() -> None:
         print("\n[embedded: manage.py studio, SQLite, in-memory layer]", flush=True)
         rows += [("embedded", s, ["studio"]) for s in run_embedded(args)]
     if args.setup in ("cluster", "both"):
-        print("\n[cluster: 2 daphne + 2 runagents, PostgreSQL, Redis]", flush=True)
-        names = ["web-1", "web-2", "runner-1", "runner-2"]
-        rows += [("cluster", s, names) for s in run_cluster(args)]
+        if not (args.database_url and args.redis_url):
+            print(
+                "\n[cluster] skipped: it needs a scratch PostgreSQL database and a Redis db it "
+                "may flush: --database-url / $JAIWEB_BENCH_DATABASE_URL and --redis-url / "
+                "$JAIWEB_BENCH_REDIS_URL"
+            )
+        else:
+            print("\n[cluster: 2 daphne + 2 runagents, PostgreSQL, Redis]", flush=True)
+            names = ["web-1", "web-2", "runner-1", "runner-2"]
+            rows += [("cluster", s, names) for s in run_cluster(args)]
     print_summary(rows)
     total = sum(s.error_count for _, s, _ in rows)
     print(f"\n  errors over the whole run: {total}" + ("" if not total else "  (must be 0)"))
-    print(f"  (whole run {time.monotonic() - started:.0f} s; load now {os.getloadavg()[0]:.1f})")
+    print(f"  (whole run {time.monotonic() - started:.0f} s; {load()} at the end)")
 
 
 if __name__ == "__main__":

@@ -1,34 +1,8 @@
-"""Benchmark of start-up recovery (not a test: it prints figures, it asserts nothing).
+"""Start-up recovery: a restarted ``runagents`` after 100,000 finished and 1,000
+unfinished operations, time to its first resumed step (<= 2 s) and until all 1,000 are
+finished, and where its start-up time goes. docs/PERFORMANCE.md ("Recovery").
 
-    .venv/bin/python bench/recovery.py                      # SQLite, then PostgreSQL
-    .venv/bin/python bench/recovery.py --backend sqlite     # one backend (a child process)
-
-Django settings are per process, so the default run starts itself once per backend with
-``--backend``; each child sets DATABASE_URL before ``django.setup()`` and migrates a
-scratch database: a temp SQLite file (the product's settings: WAL, synchronous=FULL,
-BEGIN IMMEDIATE), and a PostgreSQL database ``jaiweb_bench_recovery`` (created, then
-dropped).
-
-Workload, per backend, built with bulk inserts (not through the loop):
-* 1,000 sessions of one owner, each with 100 finished operations (``operation_accepted``
-  with its user entry, ``model_attempted``, the final assistant entry, ``usage_settled``,
-  ``operation_finished`` completed): 100,000 finished operations, 200,000 entries;
-* then, as the last operation of each session, one unfinished operation left as a dead
-  runner leaves it — a third just accepted, a third ``provider_interrupted``
-  (``model_attempted`` without its reply), a third indeterminate (an open
-  ``tool_dispatched`` of the read-only ``list_panels``, which recovery dispatches again) —
-  whose lease is held, unexpired, by a runner identity of this host whose process is gone.
-``journal_check`` runs once on the built data.
-
-Measured: ``manage.py runagents --workers 4`` started as a child process (the offline
-director is the provider) at t0; the bench polls the database every ~20 ms on a
-connection of its own. Reported: time to the runner's ``recovery:`` line, time to the
-first resumed step (the first operation record appended after t0), time until the 1,000
-operations are finished (capped at 60 s), throughput — target: the first resumed step
-within 2 s of the runner process starting. Before that, to see where start-up time goes, a
-probe process times each step runagents takes before its first claim (interpreter start,
-``django.setup()``, the command's import, system checks, connecting, ``Runner()``, the
-takeover's release of the dead leases and its counts), then puts the leases back.
+    .venv/bin/python bench/recovery.py                 # SQLite (+ PostgreSQL if named)
 """
 
 from __future__ import annotations
@@ -36,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,16 +21,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import (  # noqa: E402
-    PG_HOST,
-    PG_PORT,
-    PG_USER,
+from bench.common import (  # noqa: E402
+    Scratch,
+    bench_main,
     describe_database,
-    run_each_backend,
+    load,
+    pg_connect,
     scratch_django,
 )
-
-PG_DB = "jaiweb_bench_recovery"
 
 
 def dead_holder() -> str:
@@ -84,10 +56,11 @@ import django
 django.setup()
 t.append(time.perf_counter())
 from django.core.management import load_command_class
-load_command_class("jaiweb.agent", "runagents")
+command = load_command_class("jaiweb.agent", "runagents")
 t.append(time.perf_counter())
-from django.core import checks
-checks.run_checks()
+if command.requires_system_checks:  # what BaseCommand.execute does before handle()
+    from django.core import checks
+    checks.run_checks()
 t.append(time.perf_counter())
 from django.db import connection
 connection.ensure_connection()
@@ -115,15 +88,12 @@ print(json.dumps({"start": started, "steps": steps, "released": len(released)}))
 
 
 def run_backend(backend: str, args: argparse.Namespace) -> None:
-    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-recovery-", env=None) as (
-        db_file,
-        _tmp,
-    ):
-        _bench(backend, args, db_file)
+    with scratch_django(backend, args, prefix="jaiweb-bench-recovery-") as scratch:
+        _bench(backend, args, scratch)
 
 
-def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
-    print(f"  {describe_database(f'file {db_file}')}")
+def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
+    print(f"  {describe_database(scratch.where)}")
 
     from jaiweb.agent.runner import holder_is_gone
 
@@ -133,8 +103,8 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path) -> None:
     if not gone:  # the runner would wait out the leases instead of taking them over
         raise SystemExit(f"bench/recovery.py: {dead!r} does not look like a dead runner here")
     built = _build(args)
-    _probe_startup(built)
-    _measure(backend, args, built, db_file)
+    _probe_startup(built, args.runner_root)
+    _measure(backend, args, built, scratch)
 
 
 # --- the workload -------------------------------------------------------------------
@@ -323,12 +293,14 @@ def _build(args: argparse.Namespace) -> dict:
         + ", ".join(f"{n} {k}" for k, n in kinds.items())
         + f"), {totals['entries']:,} entries, {totals['records']:,} records in {built:.1f} s"
     )
-    started = time.perf_counter()
-    from io import StringIO
+    if args.journal_check:
+        started = time.perf_counter()
+        from io import StringIO
 
-    out = StringIO()
-    call_command("journal_check", stdout=out)
-    print(f"  journal_check: {out.getvalue().strip()} ({time.perf_counter() - started:.1f} s)")
+        out = StringIO()
+        call_command("journal_check", stdout=out)
+        took = time.perf_counter() - started
+        print(f"  journal_check: {out.getvalue().strip()} ({took:.1f} s; {load()})")
     max_id = OperationRecord.objects.aggregate(m=Max("id"))["m"]
     return {
         "unfinished": unfinished_ids,
@@ -344,21 +316,20 @@ def _build(args: argparse.Namespace) -> dict:
 class Poller:
     """The bench's own driver connection: new records, unfinished and parked operations."""
 
-    def __init__(self, backend: str, db_file: Path, ids: list[str]) -> None:
+    def __init__(self, backend: str, scratch: Scratch, ids: list[str]) -> None:
         self.backend = backend
         if backend == "sqlite":
             import sqlite3
 
-            self.conn = sqlite3.connect(db_file, isolation_level=None, timeout=20)
+            self.conn = sqlite3.connect(scratch.db_file, isolation_level=None, timeout=20)
             self.mark = "?"
         else:
-            import psycopg
-
-            self.conn = psycopg.connect(
-                host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=PG_DB, autocommit=True
-            )
+            self.conn = pg_connect(scratch.database_url, autocommit=True)
             self.mark = "%s"
         self.ids = ids
+        from django.db import connection
+
+        self.stamp = connection.ops.adapt_datetimefield_value  # as the ORM stores them
 
     def poll(self) -> tuple[int, int, int]:
         sql = (
@@ -381,15 +352,24 @@ class Poller:
         ).fetchone()[0]
         return dict(rows), new
 
+    def redead(self, holder: str, until) -> None:
+        """Every unfinished operation's lease back to a dead runner, as the bench left it."""
+        self.conn.execute(
+            f"UPDATE store_operation SET lease_owner = {self.mark}, lease_expires_at = "
+            f"{self.mark} WHERE outcome IS NULL AND parked_at IS NULL",
+            [holder, self.stamp(until)],
+        )
+
     def close(self) -> None:
         self.conn.close()
 
 
-def _run_runner(command, env, lines, stderr, poller, base_id, total, cap):
-    """Start the runner at t0, poll until every operation is finished or ``cap`` s passed."""
+def _run_runner(command, root, env, lines, stderr, poller, base_id, total, cap, first_only=False):
+    """Start the runner at t0, poll until every operation is finished or ``cap`` s passed
+    (``first_only``: until its first resumed step)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
     )
 
     def read() -> None:
@@ -407,6 +387,8 @@ def _run_runner(command, env, lines, stderr, poller, base_id, total, cap):
             max_id, left, parked = poller.poll()
             if first_step is None and max_id is not None and max_id > base_id:
                 first_step = now
+                if first_only:
+                    break
             done = total - left - parked
             for share in (0.25, 0.5, 0.75):
                 if share not in marks and done >= share * total:
@@ -428,11 +410,11 @@ def _run_runner(command, env, lines, stderr, poller, base_id, total, cap):
     return first_step, all_done, left, parked, marks, now, proc.returncode
 
 
-def _measure(backend: str, args: argparse.Namespace, built: dict, db_file: Path) -> None:
+def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scratch) -> None:
     from django.db import connections
 
     connections.close_all()
-    poller = Poller(backend, db_file, built["unfinished"])
+    poller = Poller(backend, scratch, built["unfinished"])
     base_id = built["max_record_id"]
     total = len(built["unfinished"])
     env = {
@@ -445,8 +427,13 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, db_file: Path)
     }
     lines: list[tuple[float, str]] = []
     command = [sys.executable, "manage.py", "runagents", "--workers", str(args.workers)]
+    roots = [args.runner_root, *(args.compare or [])]
+    if args.trials:
+        base_id = _trials(args, roots, command, env, poller, built, total)
     with tempfile.TemporaryFile(mode="w+") as stderr:
-        result = _run_runner(command, env, lines, stderr, poller, base_id, total, args.cap)
+        result = _run_runner(
+            command, args.runner_root, env, lines, stderr, poller, base_id, total, args.cap
+        )
         stderr.seek(0)
         errors = [ln.rstrip() for ln in stderr if ln.strip()]
     first_step, all_done, left, parked, marks, end, returncode = result
@@ -467,7 +454,9 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, db_file: Path)
 
     print(f"  time to the 'recovery:' line:   {at(recovery)}")
     verdict = "met" if first_step is not None and first_step <= 2.0 else "MISSED"
-    print(f"  time to the first resumed step: {at(first_step)}   (target <= 2 s) {verdict}")
+    print(
+        f"  time to the first resumed step: {at(first_step)}   (target <= 2 s) {verdict}; {load()}"
+    )
     quarter = ", ".join(f"{int(s * 100)}% at {t:.2f} s" for s, t in sorted(marks.items()))
     if all_done is not None:
         print(f"  all {total:,} unfinished operations finished at {all_done:.3f} s ({quarter})")
@@ -489,7 +478,42 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, db_file: Path)
         )
 
 
-def _probe_startup(built: dict) -> None:
+def _trials(args, roots, command, env, poller, built, total) -> int:
+    """Each trial starts each root's runagents on the same data, the leases of a dead
+    runner put back before each, and stops it at its first resumed step; the roots take
+    turns, so they share the box's load. Returns the last record id after them."""
+    seen: dict[str, list[tuple[float | None, float | None]]] = {root: [] for root in roots}
+    loads = []
+    for _ in range(args.trials):
+        for root in roots:
+            poller.redead(dead_holder(), built["lease_until"])
+            base_id = poller.poll()[0]
+            lines: list[tuple[float, str]] = []
+            with tempfile.TemporaryFile(mode="w+") as stderr:
+                first, *_ = _run_runner(
+                    command, root, env, lines, stderr, poller, base_id, total, 20, True
+                )
+            recovery = next((t for t, line in lines if line.startswith("recovery:")), None)
+            seen[root].append((recovery, first))
+            loads.append(os.getloadavg()[0])
+    print(
+        f"  {args.trials} trial(s), each root's runagents on the same data in turn, stopped at "
+        f"its first resumed step (load {min(loads):.2f}-{max(loads):.2f} over them):"
+    )
+    for root, values in seen.items():
+        firsts = [f for _, f in values if f is not None]
+        recs = [r for r, _ in values if r is not None]
+        med = statistics.median(firsts) if firsts else float("nan")
+        print(
+            f"    {root}: first resumed step median {med:.3f} s "
+            f"({', '.join(f'{f:.2f}' for f in firsts)}); 'recovery:' line median "
+            f"{statistics.median(recs) if recs else float('nan'):.3f} s"
+        )
+    poller.redead(dead_holder(), built["lease_until"])
+    return poller.poll()[0]
+
+
+def _probe_startup(built: dict, root: str) -> None:
     """What runagents does before its first claim, timed step by step in a process of its own;
     the dead holder's leases are put back after, so the runner then finds them as left."""
     from django.db import connections
@@ -498,7 +522,7 @@ def _probe_startup(built: dict) -> None:
     t0 = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-c", PROBE, built["lease_until"].isoformat()],
-        cwd=ROOT,
+        cwd=root,
         env={**os.environ, "BENCH_T0": repr(t0)},
         check=True,
         capture_output=True,
@@ -508,7 +532,7 @@ def _probe_startup(built: dict) -> None:
     names = [
         "django.setup()",
         "import runagents (runner, loop, tools, channels)",
-        "system checks",
+        "system checks (when the command asks for them)",
         "connect",
         "Runner()",
         f"takeover: release {got['released']:,} dead leases (1 SELECT + 1 UPDATE)",
@@ -525,28 +549,47 @@ def _probe_startup(built: dict) -> None:
 # --- the default run: one child per backend -------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--per-session", type=int, default=100, help="finished operations")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--cap", type=float, default=60.0, help="seconds to wait for the end")
-    args = parser.parse_args()
-    if args.backend:
-        run_backend(args.backend, args)
-        return
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
-        f"load {os.getloadavg()[0]:.1f}"
+    parser.add_argument(
+        "--no-journal-check",
+        dest="journal_check",
+        action="store_false",
+        help="do not check the built data first (a minute at full size)",
     )
-    print(
-        f"workload: {args.sessions:,} sessions x {args.per_session} finished operations "
-        f"(+1 unfinished each, left by a dead runner of this host: accepted / "
-        f"provider_interrupted / indeterminate list_panels); runagents --workers {args.workers}"
+    parser.add_argument(
+        "--runner-root",
+        default=str(ROOT),
+        help="the checkout whose manage.py runagents runs (default: this one)",
     )
-    run_each_backend(__file__, args)
+    parser.add_argument(
+        "--compare",
+        action="append",
+        help="another checkout whose runagents takes turns with it in the trials",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=0,
+        help="first-step trials per checkout before the full run (they take turns)",
+    )
+
+
+def main() -> None:
+    bench_main(
+        __file__,
+        __doc__,
+        _options,
+        run_backend,
+        workload=lambda a: (
+            f"{a.sessions:,} sessions x {a.per_session} finished operations (+1 unfinished "
+            f"each, left by a dead runner of this host: accepted / provider_interrupted / "
+            f"indeterminate list_panels); runagents --workers {a.workers}"
+        ),
+    )
 
 
 if __name__ == "__main__":

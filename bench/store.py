@@ -1,28 +1,10 @@
-"""Benchmark of the Django store (not a test: it prints figures, it asserts nothing).
+"""The Django store on SQLite and PostgreSQL: a durable append beside a raw driver
+INSERT + COMMIT, the active branch at depth 10,000 of a 100,000-entry session, bytes on
+disk per entry. What each figure means: docs/PERFORMANCE.md ("The store").
 
-    .venv/bin/python bench/store.py                      # SQLite, then PostgreSQL
-    .venv/bin/python bench/store.py --backend sqlite     # one backend (a child process)
-
-Django settings are per process, so the default run starts itself once per backend with
-``--backend``; each child sets DATABASE_URL before ``django.setup()`` and migrates a
-scratch database: a temp SQLite file (WAL, synchronous=FULL, BEGIN IMMEDIATE: the
-product's settings), and a PostgreSQL database ``jaiweb_bench`` (created, then dropped).
-
-Workloads, per backend:
-* durable appends: ``services.entry_append`` with one entry per call (one transaction,
-  naming the previous leaf), 2,000 appends on a fresh session per run, next to a raw
-  driver loop in the same run doing the same single-row INSERT + COMMIT on a table of
-  the same shape (stdlib ``sqlite3`` with WAL/FULL; ``psycopg``) — target: product's time
-  per append <= 1.5x the raw floor's. Also: the SQL statements one ``entry_append``
-  sends, and a cProfile top-10 when the ratio misses the target;
-* loads at depth 10,000 in a 100,000-entry session (a main line of 10,000 entries to
-  the leaf, 9,000 side branches of 10 entries, an app_state every 9th entry, bulk
-  inserted): ``branch_rows``, ``app_state_from_branch`` on it, ``app_state_at`` —
-  target <= 50 ms;
-* bytes on disk per entry for realistic entries (Chinese prompts, assistant messages
-  with tool calls, tool results, app_state, branch entries): SQLite file + WAL after a
-  checkpoint; PostgreSQL ``pg_total_relation_size('store_entry')``.
-Each timing is the median of several runs; product and raw runs alternate.
+    .venv/bin/python bench/store.py              # SQLite on disk, SQLite on tmpfs, PostgreSQL
+    JAIWEB_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/jaiweb_bench_store \
+        .venv/bin/python bench/store.py --parts appends
 """
 
 from __future__ import annotations
@@ -31,8 +13,6 @@ import argparse
 import cProfile
 import io
 import json
-import os
-import platform
 import pstats
 import re
 import sqlite3
@@ -45,13 +25,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import (  # noqa: E402
-    PG_HOST,
-    PG_PORT,
-    PG_USER,
+from bench.common import (  # noqa: E402
+    Pass,
+    Scratch,
+    bench_main,
+    default_passes,
     describe_database,
-    run_each_backend,
+    fs_type,
+    pg_connect,
+    ratio_line,
     scratch_django,
+    short_sql,
+    timed,
 )
 from journal.entries import (  # noqa: E402
     AppStateEntry,
@@ -65,7 +50,6 @@ from journal.entries import (  # noqa: E402
     entry_to_dict,
 )
 
-PG_DB = "jaiweb_bench"
 T0 = datetime(2026, 11, 29, tzinfo=UTC)
 
 PROMPTS = [
@@ -188,20 +172,6 @@ def big_session_entries(depth: int, side_branches: int, side_len: int) -> list:
     return entries
 
 
-def timed(fn, repeat: int) -> float:
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
-
-
-def short_sql(sql: str, width: int = 96) -> str:
-    sql = re.sub(r"\s+", " ", sql).strip()
-    return sql if len(sql) <= width else sql[: width - 3] + "..."
-
-
 # --- raw driver floors ------------------------------------------------------------
 
 
@@ -233,6 +203,9 @@ class RawSqlite:
             self.conn.execute(stmt)
         self.conn.commit()
 
+    def synchronous_commit(self, on: bool) -> None:
+        raise NotImplementedError("SQLite's fsync-free figure is the tmpfs pass")
+
     def run(self, rows: list[tuple]) -> None:
         conn = self.conn
         sql = (
@@ -250,11 +223,13 @@ class RawSqlite:
 class RawPostgres:
     """psycopg on ``raw_entry (LIKE store_entry INCLUDING ALL)``: one INSERT + COMMIT a row."""
 
-    def __init__(self, dbname: str) -> None:
-        import psycopg
+    def __init__(self, url: str) -> None:
+        self.conn = pg_connect(url)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS raw_entry (LIKE store_entry INCLUDING ALL)")
+        self.conn.commit()
 
-        self.conn = psycopg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=dbname)
-        self.conn.execute("CREATE TABLE raw_entry (LIKE store_entry INCLUDING ALL)")
+    def synchronous_commit(self, on: bool) -> None:
+        self.conn.execute(f"SET synchronous_commit TO {'on' if on else 'off'}")
         self.conn.commit()
 
     def run(self, rows: list[tuple]) -> None:
@@ -275,31 +250,47 @@ class RawPostgres:
 
 
 def run_backend(backend: str, args: argparse.Namespace) -> None:
-    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-", env=None) as (db_file, tmp):
-        _bench(backend, args, db_file, tmp)
+    with scratch_django(backend, args, prefix="jaiweb-bench-store-") as scratch:
+        _bench(backend, args, scratch)
 
 
-def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> None:
+def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     from django.contrib.auth import get_user_model
-    from django.db import connection, transaction
+    from django.db import connection
 
-    from jaiweb.store.chains import entry_rows
-    from jaiweb.store.entry_cache import parsed_entries
-    from jaiweb.store.models import ComicSession, Entry
-    from jaiweb.store.selectors import (
-        app_state_at,
-        app_state_from_rows,
-        branch_get,
-        branch_rows,
-        session_get,
-    )
     from jaiweb.store.services import entry_append, session_create
 
     owner = get_user_model().objects.create(username="bench")
     connection.ensure_connection()
-    print(f"  {describe_database(f'file {db_file}')}")
+    print(f"  {describe_database(scratch.where)}")
+    parts = set(args.parts.split(","))
 
-    # 1. durable appends: the product next to the raw driver floor -------------------
+    if "appends" in parts:
+        _appends(backend, args, scratch, owner)
+        # what one entry_append sends to the database
+        session = session_create(owner=owner, title="bench statements")
+        first, second = chain_entries("q", 2)
+        entry_append(session_id=session.id, entries=[first], expected_leaf_id=None)
+        statements = _statements_of(
+            backend,
+            connection,
+            lambda: entry_append(
+                session_id=session.id, entries=[second], expected_leaf_id=first.id
+            ),
+        )
+        print(f"  SQL statements sent by one entry_append: {len(statements)}")
+        for sql in statements:
+            print(f"    {short_sql(sql)}")
+    if "loads" in parts:
+        _loads(backend, args, scratch, owner)
+
+
+def _appends(backend: str, args: argparse.Namespace, scratch: Scratch, owner) -> None:
+    """Durable appends, the product beside the raw driver floor, runs alternating."""
+    from django.db import connection
+
+    from jaiweb.store.services import entry_append, session_create
+
     n, runs = args.appends, args.runs
     if backend == "sqlite":
         with connection.cursor() as cur:
@@ -310,11 +301,18 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> 
                     "AND type IN ('table', 'index') AND sql IS NOT NULL ORDER BY type = 'index'"
                 ).fetchall()
             ]
-        raw = RawSqlite(tmp / "raw.sqlite3", ddl)
-        raw_name = "stdlib sqlite3, INSERT + commit()"
+        raw = RawSqlite(scratch.tmp / "raw.sqlite3", ddl)
+        raw_name = f"stdlib sqlite3, INSERT + commit() (a file beside it, {fs_type(scratch.tmp)})"
+        fs = fs_type(scratch.tmp)
+        bound = "CPU-bound: an fsync on tmpfs waits for no disk" if fs == "tmpfs" else "fsync-bound"
+        modes = [(f"WAL, synchronous=FULL on {fs} ({bound})", True)]
     else:
-        raw = RawPostgres(PG_DB)
+        raw = RawPostgres(scratch.database_url)
         raw_name = "psycopg, INSERT + commit()"
+        modes = [
+            ("synchronous_commit=on (fsync-bound: COMMIT waits for the WAL fsync)", True),
+            ("synchronous_commit=off on both connections (CPU-bound: no fsync wait)", False),
+        ]
 
     def product_run(entries: list) -> float:
         session = session_create(owner=owner, title="bench appends")
@@ -325,45 +323,135 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> 
             leaf = e.id
         return time.perf_counter() - start
 
-    product_times, raw_times = [], []
-    for r in range(runs):
-        entries = chain_entries(f"r{r}_", n)
-        rows = raw_rows(entries, f"s_raw{r}")
-        start = time.perf_counter()
-        raw.run(rows)
-        raw_times.append(time.perf_counter() - start)
-        product_times.append(product_run(entries))
+    sql_alone = SqlAlone(backend, connection, scratch.database_url)
+    # Warm-up: the statements prepared, and on PostgreSQL the tables' statistics, as
+    # autovacuum keeps them on a live database. (Planned on empty tables, the append's
+    # prepared statement can keep a plan that reads the session whole: up to 2x slower.)
+    # SQLite gets no ANALYZE: the product never runs one there.
+    warm = chain_entries("warm_", 300)
+    raw.run(raw_rows(warm, "s_raw_warm"))
+    product_run(warm)
+    sql_alone.run(session_create(owner=owner, title="warm").id, chain_entries("warm2_", 300))
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")
+
+    ratio = 0.0
+    for m, (mode, durable) in enumerate(modes):
+        if backend == "postgresql":
+            raw.synchronous_commit(durable)
+            sql_alone.synchronous_commit(durable)
+            with connection.cursor() as cur:
+                cur.execute(f"SET synchronous_commit TO {'on' if durable else 'off'}")
+        product_times, raw_times, sql_times = [], [], []
+        for r in range(runs):
+            entries = chain_entries(f"m{m}r{r}_", n)
+            rows = raw_rows(entries, f"s_raw{m}_{r}")
+            start = time.perf_counter()
+            raw.run(rows)
+            raw_times.append(time.perf_counter() - start)
+            product_times.append(product_run(entries))
+            session = session_create(owner=owner, title="bench sql alone")
+            sql_times.append(sql_alone.run(session.id, chain_entries(f"m{m}r{r}q_", n)))
+        t_product, t_raw = statistics.median(product_times), statistics.median(raw_times)
+        t_sql = statistics.median(sql_times)
+        ratio = max(ratio, t_product / t_raw)
+        print(f"  appends, {mode}: {n:,} one-entry transactions x {runs} runs, medians:")
+        print(
+            "    "
+            + ratio_line(
+                "entry_append / raw " + raw_name, t_product / n * 1e3, t_raw / n * 1e3, 1.5
+            )
+        )
+        per_run = ", ".join(f"{p / r:.2f}x" for p, r in zip(product_times, raw_times, strict=True))
+        print(f"    ratio per run: {per_run}")
+        print(
+            f"    of which the append's own SQL ({sql_alone.what}, parameters made "
+            f"beforehand): {t_sql / n * 1e3:.3f} ms = {t_sql / t_raw:.2f}x the floor; "
+            f"Python around it {(t_product - t_sql) / n * 1e3:.3f} ms"
+        )
     raw.close()
-    t_product, t_raw = statistics.median(product_times), statistics.median(raw_times)
-    ratio = t_product / t_raw
-    print(f"  durable appends, {n:,} one-entry transactions, median of {runs} runs:")
-    print(
-        f"    product entry_append: {n / t_product:8.0f} appends/s "
-        f"({t_product / n * 1e3:.3f} ms each)"
-    )
-    print(f"    raw {raw_name}: {n / t_raw:8.0f} rows/s ({t_raw / n * 1e3:.3f} ms each)")
-    print(
-        f"    ratio product/raw time per append: {ratio:.2f}x   (target <= 1.5x) "
-        f"{'met' if ratio <= 1.5 else 'MISSED'}"
-    )
-
-    # what one entry_append sends to the database
-    session = session_create(owner=owner, title="bench statements")
-    first, second = chain_entries("q", 2)
-    entry_append(session_id=session.id, entries=[first], expected_leaf_id=None)
-    statements = _statements_of(
-        backend,
-        connection,
-        lambda: entry_append(session_id=session.id, entries=[second], expected_leaf_id=first.id),
-    )
-    print(f"  SQL statements sent by one entry_append: {len(statements)}")
-    for sql in statements:
-        print(f"    {short_sql(sql)}")
-
-    if ratio > 1.5:
+    sql_alone.close()
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SET synchronous_commit TO on")
+    if ratio > 1.5 or args.profile:
         _where_time_goes(backend, connection, owner, entry_append, session_create)
 
-    # 2. loads at depth 10,000 in a 100,000-entry session ------------------------------
+
+class SqlAlone:
+    """The statements one ``entry_append`` sends, sent straight through the driver: the
+    append minus its Python (checks of the batch, JSON and timestamps, the wrappers)."""
+
+    def __init__(self, backend: str, connection, url: str) -> None:
+        self.backend = backend
+        if backend == "sqlite":
+            connection.ensure_connection()
+            self.conn = connection.connection  # the product's own connection and file
+            self.what = "BEGIN IMMEDIATE, UPDATE, INSERT, COMMIT"
+        else:
+            self.conn = pg_connect(url, autocommit=True, prepare_threshold=5)
+            self.what = "one WITH … UPDATE … INSERT in autocommit, prepared"
+
+    def synchronous_commit(self, on: bool) -> None:
+        self.conn.execute(f"SET synchronous_commit TO {'on' if on else 'off'}")
+
+    def run(self, session_id: str, entries: list) -> float:
+        from django.utils import timezone
+
+        from jaiweb.store import appends
+
+        now = appends.db_datetime(timezone.now())
+        params, leaf = [], None
+        for e in entries:
+            params.append(
+                {
+                    "sid": session_id,
+                    "id": e.id,
+                    "parent": e.parent_id,
+                    "leaf": leaf,
+                    "now": now,
+                    "no": False,
+                    "type": e.type,
+                    "payload": e.model_dump_json(),
+                    "ts": appends.db_datetime(e.timestamp),
+                }
+            )
+            leaf = e.id
+        conn = self.conn
+        start = time.perf_counter()
+        if self.backend == "sqlite":
+            for p in params:
+                move, insert = appends._sqlite_sql(p["parent"] is None, True)
+                conn.execute("BEGIN IMMEDIATE")
+                p["seq"] = conn.execute(move, p).fetchone()[0]
+                conn.execute(insert, p)
+                conn.execute("COMMIT")
+        else:
+            for p in params:
+                conn.execute(appends._postgres_sql(p["parent"] is None, True), p).fetchone()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        if self.backend != "sqlite":
+            self.conn.close()
+
+
+def _loads(backend: str, args: argparse.Namespace, scratch: Scratch, owner) -> None:
+    from django.db import connection, transaction
+
+    from jaiweb.store.chains import entry_rows
+    from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.store.models import ComicSession, Entry
+    from jaiweb.store.selectors import (
+        app_state_at,
+        branch_get,
+        branch_rows,
+        session_get,
+    )
+    from jaiweb.store.services import session_create
+
+    db_file = scratch.db_file
     size_before = _sqlite_bytes(connection, db_file) if backend == "sqlite" else 0
     depth, sides, side_len = args.depth, args.side_branches, 10
     t = time.perf_counter()
@@ -388,7 +476,7 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> 
     def cold_rows_and_state():
         parsed_entries.clear()  # a process that never read this session before
         rows = branch_rows(session=session)
-        return rows, app_state_from_rows(session, rows)
+        return rows, app_state_at(session=session, rows=rows)
 
     def cold_all_parsed():
         parsed_entries.clear()
@@ -398,7 +486,9 @@ def _bench(backend: str, args: argparse.Namespace, db_file: Path, tmp: Path) -> 
     t_cold_all = timed(cold_all_parsed, args.repeat)
     t_parse = _parse_share(cold_all_parsed, args.repeat)
     branch_get(session=session)  # now every entry of the path is parsed in this process
-    t_warm = timed(lambda: app_state_from_rows(session, branch_rows(session=session)), args.repeat)
+    t_warm = timed(
+        lambda: app_state_at(session=session, rows=branch_rows(session=session)), args.repeat
+    )
     t_warm_all = timed(lambda: branch_get(session=session), args.repeat)
     t_at = timed(lambda: app_state_at(session=session), args.repeat)
     print(f"  loads at depth {depth_rows:,}, median of {args.repeat}   (target <= 50 ms):")
@@ -528,10 +618,10 @@ def _where_time_goes(backend: str, connection, owner, entry_append, session_crea
 
 
 def _parse_share(fn, repeat: int) -> float:
-    """Median time ``selectors._parse`` takes inside ``fn`` (wrapped in this process only)."""
-    from jaiweb.store import selectors
+    """Median time ``rows.parse_raw`` takes inside ``fn`` (wrapped in this process only)."""
+    from jaiweb.store import rows as stored
 
-    real = selectors._parse
+    real = stored.parse_raw
     spent: list[float] = []
 
     def timed_parse(rows):
@@ -541,12 +631,12 @@ def _parse_share(fn, repeat: int) -> float:
         finally:
             spent.append(time.perf_counter() - t)
 
-    selectors._parse = timed_parse
+    stored.parse_raw = timed_parse
     try:
         for _ in range(repeat):
             fn()
     finally:
-        selectors._parse = real
+        stored.parse_raw = real
     return statistics.median(spent)
 
 
@@ -597,28 +687,46 @@ def _statements_of(backend: str, connection, fn) -> list[str]:
 # --- the default run: one child per backend -------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--parts", default="appends,loads", help="appends,loads")
     parser.add_argument("--appends", type=int, default=2000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--depth", type=int, default=10_000)
     parser.add_argument("--side-branches", type=int, default=9_000)
     parser.add_argument("--repeat", type=int, default=11)
-    args = parser.parse_args()
-    if args.backend:
-        run_backend(args.backend, args)
-        return
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
-        f"load {os.getloadavg()[0]:.1f}; medians of repeated runs"
+    parser.add_argument(
+        "--profile", action="store_true", help="where an append's time goes, even when met"
     )
-    print(
-        f"workload: {args.appends:,} appends x {args.runs} runs per side; a "
-        f"{args.depth + args.side_branches * 10:,}-entry session, leaf at depth {args.depth:,}"
+    parser.add_argument(
+        "--tmpfs", default="/dev/shm", help="a tmpfs directory for the fsync-free SQLite pass"
     )
-    run_each_backend(__file__, args)
+
+
+def _passes(args: argparse.Namespace) -> list[Pass]:
+    passes = default_passes(args)
+    if args.tmpfs and Path(args.tmpfs).is_dir() and "appends" in args.parts:
+        tmpfs = Pass(
+            f"sqlite on {args.tmpfs} ({fs_type(args.tmpfs)}): no fsync, CPU-bound",
+            "sqlite",
+            (("sqlite_dir", args.tmpfs), ("parts", "appends")),
+        )
+        passes.insert(1, tmpfs)
+    return passes
+
+
+def main() -> None:
+    bench_main(
+        __file__,
+        __doc__,
+        _options,
+        run_backend,
+        workload=lambda a: (
+            f"{a.appends:,} appends x {a.runs} runs per side, alternating; a "
+            f"{a.depth + a.side_branches * 10:,}-entry session, leaf at depth {a.depth:,}; "
+            f"medians; parts {a.parts}"
+        ),
+        passes=_passes,
+    )
 
 
 if __name__ == "__main__":

@@ -1,56 +1,9 @@
-"""Benchmark of the studio on the web (not a test: it prints figures, it asserts nothing).
+"""The studio on the web: server time and size of a 10,000-entry studio page (<= 150 ms,
+<= 2 MB), a model token to Chromium's DOM (<= 50 ms), one session's narration fanned out
+to 100 websocket watchers. What each part measures: docs/PERFORMANCE.md ("The studio").
 
-    .venv/bin/python bench/web.py                      # SQLite, then PostgreSQL
-    .venv/bin/python bench/web.py --quick              # fewer repeats and tokens (~2 min)
-    .venv/bin/python bench/web.py --backend sqlite     # one backend (a child process)
-    .venv/bin/python bench/web.py --parts page         # only some parts (page,stream,fanout)
-
-As in ``bench/store.py``, the default run starts itself once per backend; each child sets
-DATABASE_URL (and DEBUG=0, JAIWEB_HTTPS=0, a temp MEDIA_ROOT) before ``django.setup()``
-and migrates a scratch database: a temp SQLite file, or a PostgreSQL database
-``jaiweb_bench_web`` (dropped at the end). A summary table closes the run.
-
-Parts, per backend:
-* page: server time and HTML size of the studio page ``GET /sessions/<id>/`` for a
-  10,000-entry session (a main line 8,000 deep to the leaf, 400 side branches of 5:
-  bench/store.py's realistic cycle of prompts, tool calls, panels and app_state entries),
-  through Django's test Client in this process (force_login): the first request of the
-  process, then cold (the per-process parsed-entry cache cleared before each request)
-  and warm; next to the same page of a 100-entry session and ``GET /healthz`` in the
-  same run. Also ``tests/web/trees.py``'s ``big_tree_create`` shape (short user
-  messages), and the fold loads the page links to (``tree?path=…``, ``tree?forks=…``).
-  Targets: <= 150 ms and <= 2 MB. Where the 10k page's time goes, cold and warm: the
-  parts of ``studio_context`` and the template render timed where they are called, the
-  garbage collector's pauses, the entries parsed per request; when a time is missed, a
-  cProfile of one request (the collector off);
-* stream: the time from a model token to its text in Chromium's DOM. A real
-  ``manage.py studio --port 0`` child talks to a loopback OpenAI-compatible server in
-  this process (bench/webtools.py ``TokenServer``), which writes each token at a fixed
-  interval and records ``time.time()`` once it is flushed; each token carries a unique
-  marker. Debian's Chromium (Playwright, never a downloaded browser) opens the session,
-  waits for the socket, sends the prompt from the form; a MutationObserver on
-  ``#stream`` records ``performance.timeOrigin + performance.now()`` when each marker
-  shows up. Both are this machine's wall clock (the offset between them is measured
-  through the page and printed). Run twice: tokens ``--token-interval-ms`` apart (the
-  loop coalesces text to one delta per 50 ms: ``LoopConfig.delta_interval_seconds``),
-  and ``--spaced-interval-ms`` apart (> 50 ms: every token goes out alone). Each marker
-  is attributed to the ``<span>`` (the delta) it arrived in, which splits its latency
-  into the wait in the loop for its delta (until the delta's last token came) and the
-  pipeline after (delta → channel layer → consumer → socket → htmx → DOM).
-  Target: median <= 50 ms;
-* fanout: 100 websocket clients (``websockets``) watch one session on the studio child
-  with the owner's session cookie and an allowed Origin; a prompt's narration of
-  ``--narration-tokens`` tokens (Chinese, and characters HTML escapes) streams; each
-  watcher joins the text of the ``beforeend:#stream-text`` spans it receives (unescaped)
-  and must end with the whole narration. Reported: watchers with lost text (target 0),
-  the time to connect them all (each connection renders every region), per-delta latency
-  from the token to each watcher, the time until the last watcher has the text and the
-  operation_finished update (its step line, then the regions re-rendered for it), and the
-  studio's CPU (``/proc/<pid>/stat``), how long a ``GET /healthz`` takes meanwhile, and
-  on PostgreSQL the connections the studio opened (``pg_stat_database.sessions``), next
-  to the same run with 1 watcher. The watched session is new unless
-  ``--fanout-entries N`` gives it a history of N realistic entries (each watcher's
-  catch-up renders every region of it).
+    .venv/bin/python bench/web.py                      # SQLite (+ PostgreSQL if named)
+    .venv/bin/python bench/web.py --quick --parts page # fewer repeats and tokens, one part
 """
 
 from __future__ import annotations
@@ -59,13 +12,13 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import functools
 import gc
 import gzip
 import html
 import io
 import json
 import os
-import platform
 import pstats
 import re
 import statistics
@@ -78,7 +31,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.scratch import describe_database, run_each_backend, scratch_django  # noqa: E402
+from bench.common import (  # noqa: E402
+    describe_database,
+    header,
+    load,
+    parser,
+    pg_admin,
+    pg_parts,
+    run_each_backend,
+    scratch_django,
+)
 from bench.webtools import (  # noqa: E402
     MODEL,
     StudioChild,
@@ -89,7 +51,6 @@ from bench.webtools import (  # noqa: E402
     studio_session_entries,
 )
 
-PG_DB = "jaiweb_bench_web"
 PAGE_MS, PAGE_BYTES = 150, 2_000_000
 TOKEN_MS = 50
 CHROMIUM = "/usr/bin/chromium"
@@ -119,7 +80,7 @@ class Summary:
         self.rows: list[list] = []
 
     def add(self, what: str, figure: str, target: str = "", met: bool | None = None) -> None:
-        self.rows.append([self.backend, what, figure, target, met])
+        self.rows.append([self.backend, what, figure, target, met, load()])
 
 
 def verdict(met: bool) -> str:
@@ -168,7 +129,7 @@ def bench_page(backend: str, args, summary: Summary) -> None:
     print(
         f"  built in {time.perf_counter() - t:.1f} s (bulk insert): a {len(entries):,}-entry "
         f"session, main line {args.depth:,} deep to the leaf, {args.forks} side branches of "
-        f"{args.fork_len} ({mix}); the same shape from tests/web/trees.py (user messages "
+        f"{args.fork_len} ({mix}); the same shape from tests/support/trees.py (user messages "
         f"and app_state only); a 100-entry session of the same cycle"
     )
     del entries, chain  # a studio process holds none of this: only what its pages parse
@@ -298,8 +259,9 @@ def bench_page(backend: str, args, summary: Summary) -> None:
 
 def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> None:
     """Medians of the page's parts, timed where jaiweb.studio.regions calls them."""
-    from jaiweb.store import selectors
-    from jaiweb.studio import regions, views
+    from jaiweb.store import rows as stored
+    from jaiweb.studio import regions
+    from jaiweb.studio.views import pages
 
     parts = [
         name
@@ -307,7 +269,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
             "branch_rows",
             "strip_view",
             "active_path_view",
-            "app_state_from_rows",
+            "app_state_at",
             "run_view",
             "characters_of",
             "wallet_balance",
@@ -340,9 +302,9 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
 
     for name in parts:
         wrap(regions, name, name)
-    wrap(views, "render", "template render")
+    wrap(pages, "render", "template render")
     counts = {"parsed": 0, "calls": 0, "refetched": 0}
-    real_parse, real_by_seq = selectors._parse, selectors._raw_rows_by_seq
+    real_parse, real_by_seq = stored.parse_raw, stored.raw_rows_by_seq
 
     def counted_parse(rows):
         counts["parsed"] += len(rows)
@@ -353,7 +315,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
         counts["refetched"] += len(seqs)
         return real_by_seq(session_id, seqs)
 
-    selectors._parse, selectors._raw_rows_by_seq = counted_parse, counted_by_seq
+    stored.parse_raw, stored.raw_rows_by_seq = counted_parse, counted_by_seq
     gc.callbacks.append(on_gc)
     runs: dict[str, list[float]] = {}
     try:
@@ -371,7 +333,7 @@ def page_breakdown(url: str, get, repeat: int, *, cold: bool, label: str) -> Non
             runs.setdefault("full gc", []).append(spent.get("full gc", 0.0))
             runs.setdefault("total", []).append(total)
     finally:
-        selectors._parse, selectors._raw_rows_by_seq = real_parse, real_by_seq
+        stored.parse_raw, stored.raw_rows_by_seq = real_parse, real_by_seq
         gc.callbacks.remove(on_gc)
         for module, name, real in reversed(saved):
             setattr(module, name, real)
@@ -839,19 +801,12 @@ async def fanout_run(
     }
 
 
-def postgres_sessions() -> int:
+def postgres_sessions(url: str) -> int:
     """Sessions ever opened on the bench database (pg_stat_database), read from another."""
-    import psycopg
-
-    from bench.scratch import PG_HOST, PG_PORT, PG_USER
-
-    with psycopg.connect(
-        host=PG_HOST, port=PG_PORT, user=PG_USER, dbname="postgres", autocommit=True
-    ) as conn:
-        row = conn.execute(
-            "SELECT sessions FROM pg_stat_database WHERE datname = %s", [PG_DB]
-        ).fetchone()
-    return int(row[0])
+    rows = pg_admin(
+        url, "SELECT sessions FROM pg_stat_database WHERE datname = %s", (pg_parts(url)[1],)
+    )
+    return int(rows[0][0])
 
 
 def bench_fanout(
@@ -870,7 +825,11 @@ def bench_fanout(
     interval = args.narration_interval_ms / 1e3
     runs = {}
     for n in (1, args.watchers):
-        counter = postgres_sessions if backend == "postgresql" else None
+        counter = (
+            functools.partial(postgres_sessions, os.environ["DATABASE_URL"])
+            if backend == "postgresql"
+            else None
+        )
         runs[n] = asyncio.run(
             fanout_run(child, server, cookie, session_id, n, tokens, interval, counter)
         )
@@ -966,9 +925,8 @@ def run_backend(backend: str, args) -> None:
         "JAIWEB_IMAGE_BACKEND": "local",
     }
     summary = Summary(backend)
-    with scratch_django(backend, pg_db=PG_DB, prefix="jaiweb-bench-web-", env=env) as (db, _tmp):
-        where = f"file {db}" if backend == "sqlite" else PG_DB
-        print(f"  {describe_database(where)}")
+    with scratch_django(backend, args, prefix="jaiweb-bench-web-", env=env) as scratch:
+        print(f"  {describe_database(scratch.where)}")
         parts = set(args.parts.split(","))
         if "page" in parts:
             bench_page(backend, args, summary)
@@ -1027,10 +985,13 @@ def print_summary(rows: list[list]) -> None:
     print("\nsummary")
     width = max(len(r[1]) for r in rows) if rows else 10
     fig = max(len(r[2]) for r in rows) if rows else 10
-    print(f"  {'backend':<10} {'what':<{width}}  {'figure':<{fig}}  {'target':<10} result")
-    for backend, what, figure, target, met in rows:
+    print(f"  {'backend':<10} {'what':<{width}}  {'figure':<{fig}}  {'target':<10} result  load")
+    for backend, what, figure, target, met, when in rows:
         result = "" if met is None else verdict(met)
-        print(f"  {backend:<10} {what:<{width}}  {figure:<{fig}}  {target:<10} {result}")
+        print(
+            f"  {backend:<10} {what:<{width}}  {figure:<{fig}}  {target:<10} {result:<7} "
+            f"{when.removeprefix('load ')}"
+        )
 
 
 def resolve(args) -> None:
@@ -1044,43 +1005,36 @@ def resolve(args) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgresql"])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and tokens")
-    parser.add_argument("--parts", default=",".join(PARTS), help="page,stream,fanout")
-    parser.add_argument("--repeat", type=int, help="page requests per figure (11; quick 5)")
-    parser.add_argument("--depth", type=int, default=8000)
-    parser.add_argument("--forks", type=int, default=400)
-    parser.add_argument("--fork-len", type=int, default=5)
-    parser.add_argument("--tokens", type=int, help="tokens of the default-interval run (150)")
-    parser.add_argument("--token-interval-ms", type=float, default=20)
-    parser.add_argument("--spaced-tokens", type=int, help="tokens of the spaced run (100)")
-    parser.add_argument("--spaced-interval-ms", type=float, default=80)
-    parser.add_argument("--watchers", type=int, default=100)
-    parser.add_argument("--narration-tokens", type=int, help="fan-out narration (400)")
-    parser.add_argument("--narration-interval-ms", type=float, default=10)
-    parser.add_argument(
+    parser_ = parser(__doc__)
+    parser_.add_argument("--quick", action="store_true", help="fewer repeats and tokens")
+    parser_.add_argument("--parts", default=",".join(PARTS), help="page,stream,fanout")
+    parser_.add_argument("--repeat", type=int, help="page requests per figure (11; quick 5)")
+    parser_.add_argument("--depth", type=int, default=8000)
+    parser_.add_argument("--forks", type=int, default=400)
+    parser_.add_argument("--fork-len", type=int, default=5)
+    parser_.add_argument("--tokens", type=int, help="tokens of the default-interval run (150)")
+    parser_.add_argument("--token-interval-ms", type=float, default=20)
+    parser_.add_argument("--spaced-tokens", type=int, help="tokens of the spaced run (100)")
+    parser_.add_argument("--spaced-interval-ms", type=float, default=80)
+    parser_.add_argument("--watchers", type=int, default=100)
+    parser_.add_argument("--narration-tokens", type=int, help="fan-out narration (400)")
+    parser_.add_argument("--narration-interval-ms", type=float, default=10)
+    parser_.add_argument(
         "--fanout-entries", type=int, default=0, help="history of the watched session (0: new)"
     )
-    parser.add_argument("--results", help=argparse.SUPPRESS)  # where a backend child writes
-    args = parser.parse_args()
+    parser_.add_argument("--results", help=argparse.SUPPRESS)  # where a backend child writes
+    args = parser_.parse_args()
     resolve(args)
     if args.backend:
         run_backend(args.backend, args)
         return
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(
-        f"python {sys.version.split()[0]}, {platform.platform()}, nproc {cpus}, "
-        f"load {os.getloadavg()[0]:.1f}; parts {args.parts}" + ("; --quick" if args.quick else "")
-    )
+    header(args, f"parts {args.parts}" + ("; --quick" if args.quick else ""))
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", prefix="bench-web-") as results:
-        args.results = results.name
-        args.quick = None  # resolved above into the counts passed along
         started = time.monotonic()
-        run_each_backend(__file__, args)
+        run_each_backend(__file__, args, extra={"results": results.name})
         rows = [row for line in results.read().splitlines() for row in json.loads(line)]
     print_summary(rows)
-    print(f"  (whole run {time.monotonic() - started:.0f} s)")
+    print(f"  (whole run {time.monotonic() - started:.0f} s; {load()} at the end)")
 
 
 if __name__ == "__main__":

@@ -385,7 +385,7 @@ if JAIWEB_PUBLIC_URL:
 # --- Django ----------------------------------------------------------------------
 
 INSTALLED_APPS = [
-    "daphne",
+    "jaiweb.studio.daphne_app.DaphneConfig",  # daphne's runserver, Twisted only when serving
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

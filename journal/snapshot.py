@@ -4,7 +4,8 @@ The article's ``applyEntry`` copies the whole entry array on each append, O(n²)
 session. Here a snapshot holds a ``TreeIndex`` that is extended in O(1) and shared
 with the snapshot it came from (copy on divergence), and the app state is recomputed
 only when an entry does not continue the leaf: a walk up to the nearest ``app_state``
-entry, O(depth).
+entry, O(depth). ``replay`` of a whole log checks it in one pass and builds the final
+snapshot once, with no snapshot or index per entry.
 """
 
 from __future__ import annotations
@@ -112,7 +113,52 @@ def _last_app_state(
 
 
 def replay(entries: Iterable[Entry], initial: AppState, created_at: datetime) -> SessionSnapshot:
-    """Fold entries in append order into a snapshot (equals applying them one by one)."""
+    """Fold entries in append order into a snapshot: the snapshot ``apply_entry`` gives when
+    they are applied one by one, built once.
+
+    One pass checks what ``apply_entry`` checks (one root, first; every parent appended
+    before its child; no id twice) while it indexes the ids; then the index is made over
+    those entries, and the app state is read once, at the leaf (the last ``app_state`` on
+    its path: what ``apply_entry`` carries along). A log that fails a check is folded
+    entry by entry, so it raises exactly what ``apply_entry`` raises, at the same entry.
+    """
+    stored = list(entries)  # the index's own list: the caller's may change after
+    position: dict[str, int] = {}
+    for pos, entry in enumerate(stored):
+        parent = entry.parent_id
+        if parent is None:
+            if pos:
+                break  # a second root
+        elif parent not in position:
+            break  # unknown yet: later in the log, or nowhere
+        position[entry.id] = pos
+    else:
+        if len(position) == len(stored):  # else an id came twice
+            return _folded(stored, position, initial, created_at)
+    return _replay_stepwise(stored, initial, created_at)
+
+
+def _folded(
+    stored: list[Entry], position: dict[str, int], initial: AppState, created_at: datetime
+) -> SessionSnapshot:
+    empty = SessionSnapshot.empty(initial, created_at)
+    if not stored:
+        return empty
+    index = TreeIndex.of_unique(stored, position)
+    leaf = stored[-1]
+    return SessionSnapshot(
+        index=index,
+        leaf_id=leaf.id,
+        state=_last_app_state(index, leaf.id, empty.initial),
+        initial=empty.initial,
+        created_at=created_at,
+        updated_at=leaf.timestamp,
+    )
+
+
+def _replay_stepwise(
+    entries: Iterable[Entry], initial: AppState, created_at: datetime
+) -> SessionSnapshot:
     snapshot = SessionSnapshot.empty(initial, created_at)
     for entry in entries:
         snapshot = apply_entry(snapshot, entry)

@@ -1,10 +1,11 @@
 """The session tree: an index over entries, branches, children and paths (CONTRACT §4).
 
-``TreeIndex`` is built once in O(n) and extended in O(1). Indexes extended from one
-another share a single append-only store; each index sees only the prefix of the store
-it was built with, so an index never sees entries added through another one. When an
-index that is not at the store's tip is extended (two futures of one past), it copies
-its prefix first — copy on divergence — and the two lines stay independent.
+``TreeIndex`` is built once in O(n) (one pass; children are indexed on first use) and
+extended in O(1). Indexes extended from one another share a single append-only store;
+each index sees only the prefix of the store it was built with, so an index never sees
+entries added through another one. When an index that is not at the store's tip is
+extended (two futures of one past), it copies its prefix first — copy on divergence —
+and the two lines stay independent.
 """
 
 from __future__ import annotations
@@ -17,23 +18,51 @@ from journal.errors import BrokenSessionTree, UnknownEntry
 
 
 class _Store:
-    """Append-only storage shared by the indexes extended from one another."""
+    """Append-only storage shared by the indexes extended from one another.
 
-    __slots__ = ("children", "entries", "position")
+    ``children`` (parent id, None for roots -> positions of its children, ascending) is
+    built on first use when the store was made in bulk: a session read to check it or to
+    show its leaf never asks for it, and building it allocates a list per parent.
+    """
+
+    __slots__ = ("_children", "entries", "position")
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
         self.position: dict[str, int] = {}
-        # parent id (None for roots) -> positions of its children, ascending
-        self.children: dict[str | None, list[int]] = {}
+        self._children: dict[str | None, list[int]] | None = {}
+
+    @classmethod
+    def of(cls, entries: list[Entry], position: dict[str, int]) -> _Store:
+        """A store over ``entries`` whose ids are unique, ``position[e.id]`` their index."""
+        store = cls.__new__(cls)
+        store.entries, store.position, store._children = entries, position, None
+        return store
+
+    @property
+    def children(self) -> dict[str | None, list[int]]:
+        kids = self._children
+        if kids is None:
+            kids = {}
+            for pos, entry in enumerate(self.entries):
+                siblings = kids.get(entry.parent_id)
+                if siblings is None:
+                    kids[entry.parent_id] = [pos]
+                else:
+                    siblings.append(pos)
+            self._children = kids
+        return kids
 
     def append(self, entry: Entry) -> None:
         pos = len(self.entries)
         self.entries.append(entry)
         self.position[entry.id] = pos
-        kids = self.children.get(entry.parent_id)
+        by_parent = self._children
+        if by_parent is None:  # not built yet: it will be, from entries, this one included
+            return
+        kids = by_parent.get(entry.parent_id)
         if kids is None:
-            self.children[entry.parent_id] = [pos]
+            by_parent[entry.parent_id] = [pos]
         else:
             kids.append(pos)
 
@@ -44,10 +73,25 @@ class TreeIndex:
     __slots__ = ("_size", "_store")
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
-        self._store = _Store()
-        self._size = 0
-        for entry in entries:
-            self.add(entry)
+        """The index of ``entries`` (O(n), one pass); a duplicate id is an error."""
+        stored = list(entries)
+        position: dict[str, int] = {}
+        for pos, entry in enumerate(stored):
+            if entry.id in position:
+                raise BrokenSessionTree("duplicate entry id", entry_id=entry.id)
+            position[entry.id] = pos
+        self._store = _Store.of(stored, position)
+        self._size = len(stored)
+
+    @classmethod
+    def of_unique(cls, entries: list[Entry], position: dict[str, int]) -> TreeIndex:
+        """The index of ``entries`` when the caller has already made ``position``
+        (``position[e.id]`` is e's place in ``entries``, so ids are unique). The index
+        owns both from now on: the caller must not change them."""
+        index = cls.__new__(cls)
+        index._store = _Store.of(entries, position)
+        index._size = len(entries)
+        return index
 
     # -- building -------------------------------------------------------------
 
@@ -69,10 +113,8 @@ class TreeIndex:
         return other
 
     def _copied_store(self) -> _Store:
-        store = _Store()
-        for entry in self._store.entries[: self._size]:
-            store.append(entry)
-        return store
+        entries = self._store.entries[: self._size]
+        return _Store.of(entries, {entry.id: pos for pos, entry in enumerate(entries)})
 
     # -- reading --------------------------------------------------------------
 

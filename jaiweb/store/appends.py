@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 
 from jaiweb.store.errors import (
     InvalidEntry,
@@ -94,14 +94,32 @@ def _sqlite_sql(root: bool, require_idle: bool) -> tuple[str, str]:
     return (move + " RETURNING entry_count") % names, insert % names
 
 
+@lru_cache(maxsize=8)
+def _postgres_sql(root: bool, require_idle: bool) -> str:
+    """One statement: the leaf moves and the row goes in together, or neither happens."""
+    move, insert = _append_sql(root=root, require_idle=require_idle)
+    insert = insert.replace("{seq}", "s.entry_count").replace("{from}", "s, ")
+    if root:
+        insert += " FROM s"
+    return f"WITH s AS ({move} RETURNING entry_count) {insert} RETURNING seq"
+
+
 _PARAM_NAMES = ("sid", "id", "parent", "leaf", "now", "no", "type", "payload", "ts", "seq")
 
 
 def _append_one(
-    cursor, session_id: str, entry: JournalEntry, leaf: str | None, now: Any, require_idle: bool
+    db,
+    cursor,
+    session_id: str,
+    entry: JournalEntry,
+    leaf: str | None,
+    now: Any,
+    require_idle: bool,
 ) -> int | None:
     """One entry, every check inside the statements; None when a check refused it.
 
+    ``db`` is the connection's own wrapper (``django.db.connection`` resolves it through
+    an asgiref Local on every attribute: a dozen lookups an append, read once instead).
     On SQLite ``cursor`` is the driver's own cursor: the hot path skips Django's wrapper.
     """
     root = entry.parent_id is None
@@ -114,15 +132,10 @@ def _append_one(
         "no": False,
         "type": entry.type,
         "payload": entry.model_dump_json(),
-        "ts": db_datetime(entry.timestamp),
+        "ts": db.ops.adapt_datetimefield_value(entry.timestamp),
     }
-    if connection.vendor == "postgresql":
-        # One statement: the leaf moves and the row goes in together, or neither happens.
-        move, insert = _append_sql(root=root, require_idle=require_idle)
-        insert = insert.replace("{seq}", "s.entry_count").replace("{from}", "s, ")
-        if root:
-            insert += " FROM s"
-        cursor.execute(f"WITH s AS ({move} RETURNING entry_count) {insert} RETURNING seq", params)
+    if db.vendor == "postgresql":
+        cursor.execute(_postgres_sql(root, require_idle), params)
         row = cursor.fetchone()
         return None if row is None else row[0]
     move, insert = _sqlite_sql(root, require_idle)
@@ -180,25 +193,26 @@ def append_entries(
             raise InvalidEntry(f"entry {entry.id!r} comes before its parent {entry.parent_id!r}")
         seen.add(entry.id)
 
-    stamp = db_datetime(now)
-    if connection.in_atomic_block:
+    db = connections[DEFAULT_DB_ALIAS]  # what django.db.connection is, looked up once
+    stamp = db.ops.adapt_datetimefield_value(now)
+    if db.in_atomic_block:
         if not savepoint:  # the caller's transaction fails whole on a refusal
-            return _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
+            return _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
         with transaction.atomic():  # a savepoint: a refused entry leaves the caller's work intact
-            return _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
-    if connection.vendor == "postgresql":
+            return _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
+    if db.vendor == "postgresql":
         if len(entries) == 1:  # one statement in autocommit: it applies whole or not at all
-            return _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
+            return _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
         with transaction.atomic():
-            return _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
+            return _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
     # SQLite outside a transaction: BEGIN IMMEDIATE … COMMIT on the driver's connection,
     # the same thing transaction.atomic() does here, at a fraction of its cost per append.
-    connection.ensure_connection()
-    raw = connection.connection
-    with connection.wrap_database_errors:
+    db.ensure_connection()
+    raw = db.connection
+    with db.wrap_database_errors:
         raw.execute("BEGIN IMMEDIATE")
         try:
-            seq = _append_all(session_id, entries, expected_leaf_id, stamp, require_idle)
+            seq = _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
         except BaseException:
             raw.execute("ROLLBACK")
             raise
@@ -207,21 +221,22 @@ def append_entries(
 
 
 def _append_all(
+    db,
     session_id: str,
     entries: Sequence[JournalEntry],
     leaf: str | None,
     stamp: Any,
     require_idle: bool,
 ) -> int:
-    if connection.vendor == "sqlite":
-        connection.ensure_connection()
-        cursor_context: Any = closing(connection.connection.cursor())
+    if db.vendor == "sqlite":
+        db.ensure_connection()
+        cursor_context: Any = closing(db.connection.cursor())
     else:
-        cursor_context = connection.cursor()
+        cursor_context = db.cursor()
     with cursor_context as cursor:
         for entry in entries:
             try:
-                seq = _append_one(cursor, session_id, entry, leaf, stamp, require_idle)
+                seq = _append_one(db, cursor, session_id, entry, leaf, stamp, require_idle)
             except (IntegrityError, sqlite3.IntegrityError) as exc:
                 if "entry_id_per_session" in str(exc) or "entry_id" in str(exc):
                     raise InvalidEntry(f"entry id {entry.id!r} is already in the session") from None
@@ -270,6 +285,8 @@ def append_records(
     # row version is then this transaction's own), taking a lock on the session row after
     # the operation row's, the reverse of the documented order (session, then operation),
     # and deadlocking against a prompt that holds the session and waits for the operation.
+    db = connections[DEFAULT_DB_ALIAS]  # what django.db.connection is, looked up once
+    stamp = db.ops.adapt_datetimefield_value
     sets, values = "", []
     last = records[-1]
     if isinstance(last, OperationFinished):
@@ -277,35 +294,33 @@ def append_records(
             ", outcome = %s, finished_at = %s, lease_owner = NULL, lease_expires_at = NULL, "
             "parked_at = NULL, waiting_since = NULL"
         )
-        values = [last.outcome, db_datetime(last.timestamp)]
+        values = [last.outcome, stamp(last.timestamp)]
     elif waiting_end:
         sets = ", waiting_since = NULL"
-    with connection.cursor() as cursor:
+    payload = "%s" if db.vendor == "sqlite" else "%s::jsonb"
+    insert = (
+        "INSERT INTO store_operationrecord (operation_id, seq, type, payload, timestamp) "
+        f"VALUES (%s, %s, %s, {payload}, %s)"
+    )
+    with db.cursor() as cursor:
         cursor.execute(
             f"UPDATE store_operation SET record_count = record_count + %s{sets} "
             f"WHERE id = %s AND outcome IS NULL{fence} RETURNING record_count",
             [len(records), *values, operation_id, *checks],
         )
         row = cursor.fetchone()
+        if row is not None:
+            first_seq = row[0] - len(records) + 1
+            rows = [
+                (operation_id, first_seq + pos, r.type, r.model_dump_json(), stamp(r.timestamp))
+                for pos, r in enumerate(records)
+            ]
+            if len(rows) == 1:  # the common case: no executemany machinery for one row
+                cursor.execute(insert, rows[0])
+            else:
+                cursor.executemany(insert, rows)
     if row is None:
         raise _record_refusal(operation_id, fencing, expected_seq)
-    first_seq = row[0] - len(records) + 1
-    payload = "%s" if connection.vendor == "sqlite" else "%s::jsonb"
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            "INSERT INTO store_operationrecord (operation_id, seq, type, payload, timestamp) "
-            f"VALUES (%s, %s, %s, {payload}, %s)",
-            [
-                (
-                    operation_id,
-                    first_seq + pos,
-                    r.type,
-                    r.model_dump_json(),
-                    db_datetime(r.timestamp),
-                )
-                for pos, r in enumerate(records)
-            ],
-        )
     return first_seq + len(records) - 1
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
 from django.conf import settings
 from pydantic import Field
 
@@ -57,6 +56,8 @@ class PublishPanel(Tool):
             "Content-Type": "application/json",
             HEADER: sign(settings.JAIWEB_FEED_SECRET, body),
         }
+        import httpx  # here, not at the top: ~80 ms (its CLI's rich and click) of every start
+
         try:
             response = httpx.post(feed_url(), content=body, headers=headers, timeout=10.0)
         except httpx.HTTPError as exc:
