@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from journal.entries import Entry
 from journal.errors import BrokenSessionTree
-from journal.navigation import branch_entry_for
+from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, replay
 from journal.tree import children
 from tests.journal.factories import INITIAL, T0, assistant, at, compaction, state, user
@@ -30,7 +30,9 @@ def logs(draw, max_steps=40) -> list[Entry]:
         step = draw(st.sampled_from(STEPS)) if entries else "user"
         some = st.sampled_from([e.id for e in entries]) if entries else st.none()
         if step == "rewind":
-            entry = branch_entry_for(snap, draw(some), entry_id=eid, now=at(i))
+            entry = rewind_entry(
+                snap.leaf_id, draw(some), entry_id=eid, now=at(i), known=snap.index
+            )
             entry = entry or user(eid, leaf, "the leaf itself", t=i)
         elif step == "fork":
             entry = user(eid, draw(some), draw(text), t=i)
