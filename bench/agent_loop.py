@@ -102,8 +102,8 @@ class TimedProvider:
         self.inner, self.meter = inner, meter
         self.name, self.offline = inner.name, inner.offline
 
-    def stream(self, messages, tools):
-        gen = self.inner.stream(messages, tools)
+    def stream(self, messages, tools, **hints):
+        gen = self.inner.stream(messages, tools, **hints)  # language, app_state: as given
         meter = self.meter
         first = None
         while True:
