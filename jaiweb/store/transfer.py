@@ -32,6 +32,7 @@ from journal.entries import (
     entry_to_dict,
     parse_entry,
 )
+from journal.importers import session_read
 from journal.records import (
     OperationFinished,
     ToolDispatched,
@@ -49,7 +50,6 @@ from journal.session_file import (
     images_renamed,
     label_line,
     renamed_image_id,
-    session_file_read,
 )
 
 
@@ -209,7 +209,7 @@ def session_import(
     """
     limit = max_bundle_bytes() if max_bytes == "setting" else max_bytes
     try:
-        parsed = session_file_read(lines if limit is None else _capped(lines, limit))
+        parsed = session_read(lines if limit is None else _capped(lines, limit))
     except FileRefused as exc:
         raise ImportRefused(exc.line_no, exc.reason) from exc
     return _write(owner=owner, parsed=parsed)

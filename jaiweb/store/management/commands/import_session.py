@@ -47,5 +47,6 @@ class Command(BaseCommand):
         labels = session.labels.count()
         self.stdout.write(
             f"imported session {session.id}: {session.entry_count} entries, "
-            f"{operations} operations" + (f", {labels} labels" if labels else "")
+            f"{operations} operations"
+            + (f", {labels} label{'s' if labels > 1 else ''}" if labels else "")
         )
