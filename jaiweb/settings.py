@@ -357,6 +357,8 @@ JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
 # Views of share links (pages and their panels) one client address may make per minute.
 JAIWEB_SHARE_VIEWS_PER_MINUTE = env_int("JAIWEB_SHARE_VIEWS_PER_MINUTE", 120, min=1)
+# The largest session file (a bundle with its panel images) an import takes; larger: 413.
+JAIWEB_MAX_BUNDLE_BYTES = env_int("JAIWEB_MAX_BUNDLE_BYTES", 32 * 1024 * 1024, min=1024)
 
 # GET /metrics: unset, only from loopback (and not through a proxy); set, only with
 # `Authorization: Bearer <token>`. At least 16 characters of A-Z a-z 0-9 - . _ ~ + / =.

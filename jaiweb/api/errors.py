@@ -86,8 +86,9 @@ def connection_lost(exc: BaseException) -> bool:
     return raw is None or bool(getattr(raw, "closed", False))
 
 
-def body_too_large_detail() -> str:
-    return f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
+def body_too_large_detail(limit: int | None = None) -> str:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE if limit is None else limit
+    return f"the request body is larger than {limit} bytes"
 
 
 def _field_name(loc: tuple | list) -> str:

@@ -10,7 +10,8 @@
   answers 503 database_unavailable, with nothing of it committed. A write that was a
   deadlock victim (or a serialization failure) is rolled back whole and made again, up
   to three times.
-* A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused with 413 before it is read.
+* A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE (an import's: JAIWEB_MAX_BUNDLE_BYTES and
+  room for a form) is refused with 413 before it is read.
 * An error answer that is not JSON (Django's 404 for an unknown path, ninja's empty 405,
   Django's 400 and 500 pages) is replaced by ``{"detail", "code"}`` with its status, so
   every /api/v1/ answer keeps the contract (CONTRACT §6), under DEBUG=0 too.
@@ -48,8 +49,20 @@ def _json_error(status: int, code: str, detail: str) -> HttpResponse:
     )
 
 
+# An import (POST /sessions/import) takes a session file up to JAIWEB_MAX_BUNDLE_BYTES, and
+# room for a multipart form's boundaries and headers around it; the view checks the file.
+IMPORT_PATH = PREFIX + "sessions/import"
+FORM_ROOM = 64 * 1024
+
+
+def _body_limit(request: HttpRequest) -> int | None:
+    if request.method == "POST" and request.path == IMPORT_PATH:
+        return settings.JAIWEB_MAX_BUNDLE_BYTES + FORM_ROOM
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
 def _too_large(request: HttpRequest) -> bool:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    limit = _body_limit(request)
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -79,7 +92,7 @@ class ApiMiddleware:
         if not request.path.startswith(PREFIX):
             return self.get_response(request)
         if _too_large(request):
-            return _json_error(413, "body_too_large", body_too_large_detail())
+            return _json_error(413, "body_too_large", body_too_large_detail(_body_limit(request)))
         if request.method in SAFE_METHODS:
             response = self.get_response(request)
             if getattr(request, "jaiweb_connection_lost", False):

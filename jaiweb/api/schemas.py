@@ -452,3 +452,11 @@ class ShareLinkOut(Schema):
 
 class ShareLinkMadeOut(ShareLinkOut):
     url: str = Field(description="the link itself: shown this once, kept only as a hash")
+
+
+class ImportRefusedOut(ErrorOut):
+    """An import refused (422): the file's first problem, and at which line it is."""
+
+    line: int | None = Field(
+        default=None, description="import_refused: the line (1, 2, …) of the first problem"
+    )

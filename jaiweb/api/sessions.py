@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Annotated
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest
 from ninja import Router, Status
 from pydantic import Field
 
@@ -28,7 +27,6 @@ from jaiweb.sessions.access import session_for
 from jaiweb.sessions.commands import prompt_submit, session_rewind, session_stop
 from jaiweb.store.selectors import branch_rows, children_rows, entries_after
 from jaiweb.store.services import session_create, session_delete, session_rename
-from jaiweb.store.transfer import session_export
 from journal.jsonvalues import Id
 
 router = Router(tags=["sessions"])
@@ -202,29 +200,3 @@ def stop_session(request: HttpRequest, session_id: str):
     """Ask the run to stop at its next safe point; 409 when idle or parked."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     return Status(202, {"operation_id": session_stop(session=session, user=request.auth)})
-
-
-@router.get(
-    "/sessions/{session_id}/export",
-    response={200: None, **E404},
-    openapi_extra={
-        "responses": {
-            200: {
-                "description": "the session as canonical JSON lines (`export_session`)",
-                "content": {"application/jsonl": {"schema": {"type": "string"}}},
-            }
-        }
-    },
-)
-def export_session(request: HttpRequest, session_id: str):
-    """The JSONL of ``manage.py export_session``, streamed."""
-    session = session_for(user=request.auth, session_id=session_id)
-    lines = session_export(session=session)
-    # The header line is read now, so a session deleted meanwhile is a 404, not a cut stream.
-    first = next(lines)
-    response = StreamingHttpResponse(
-        (line + "\n" for line in chain([first], lines)),
-        content_type="application/jsonl; charset=utf-8",
-    )
-    response["Content-Disposition"] = f'attachment; filename="{session.id}.jsonl"'
-    return response

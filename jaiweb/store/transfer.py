@@ -1,8 +1,12 @@
 """Export and import of one session as a session file (``journal.session_file``).
 
-The export streams the file from the database. An import reads and checks the whole
-file first (the pure core's ``session_file_read``), then writes it in one transaction:
-entries keep their ids, the session and its operations get new ones.
+The export streams the file from the database: the entries, the operations' records, the
+labels and, when asked for, the panel images the entries name (a bundle, docs/BUNDLES.md).
+An import reads and checks the whole file first (the pure core's readers: a jaiweb file
+of any readable version, or a pi or Claude Code session), then writes it in one
+transaction: entries keep their ids, the session and its operations get new ones, and
+images keep theirs unless another image has it (then each gets a derived one, written
+wherever the entries name it). An import charges nothing and grants nothing.
 """
 
 from __future__ import annotations
@@ -10,21 +14,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from itertools import count, islice
-from typing import Any
+from typing import Any, Literal
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Model
+from django.utils import timezone
 from pydantic import AwareDatetime, TypeAdapter
 
+from jaiweb.render.imports import image_bytes, image_import, images_known, images_of_owner
 from jaiweb.store.chains import chain_positions
 from jaiweb.store.errors import SessionNotFound, StoreError
 from jaiweb.store.ids import new_id
-from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
+from jaiweb.store.models import ComicSession, Entry, Label, Operation, OperationRecord
 from journal import ids as journal_ids
 from journal.entries import (
     entry_to_dict,
     parse_entry,
 )
+from journal.importers import session_read
 from journal.records import (
     OperationFinished,
     ToolDispatched,
@@ -32,7 +40,17 @@ from journal.records import (
     record_to_dict,
 )
 from journal.records import Record as JournalRecord
-from journal.session_file import FORMAT, VERSION, FileRefused, SessionFile, session_file_read
+from journal.session_file import (
+    IMAGE_TYPES,
+    FileRefused,
+    SessionFile,
+    header_line,
+    image_line,
+    images_named,
+    images_renamed,
+    label_line,
+    renamed_image_id,
+)
 
 
 class ImportRefused(StoreError):
@@ -47,6 +65,36 @@ class ImportRefused(StoreError):
         super().__init__(f"line {line_no}: {reason}")
 
 
+class BundleTooLarge(StoreError):
+    """The file is larger than ``JAIWEB_MAX_BUNDLE_BYTES``; nothing was read past it."""
+
+    code = "bundle_too_large"
+    http_status = 413
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        super().__init__(f"the session file is larger than {limit} bytes (JAIWEB_MAX_BUNDLE_BYTES)")
+
+
+class ImportConflict(StoreError):
+    """Another import wrote one of the same images at the same moment; nothing was written."""
+
+    code = "import_conflict"
+
+    def __init__(self, image_id: str):
+        self.image_id = image_id
+        super().__init__(f"image {image_id!r} was written by another import meanwhile; try again")
+
+
+# How many derived ids an image may try before the import is refused (each is a fresh
+# 80-bit hash: a second one taken already would take a deliberate collision).
+RENAME_ATTEMPTS = 8
+
+
+def max_bundle_bytes() -> int:
+    return settings.JAIWEB_MAX_BUNDLE_BYTES
+
+
 BATCH = 2000
 _timestamp: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
 
@@ -54,12 +102,14 @@ _timestamp: TypeAdapter[datetime] = TypeAdapter(AwareDatetime)
 # -- export -------------------------------------------------------------------------
 
 
-def session_export(*, session: ComicSession) -> Iterator[str]:
+def session_export(*, session: ComicSession, images: bool = False) -> Iterator[str]:
     """The session as canonical JSON lines (no trailing newlines), streamed from the database.
 
     Operations are listed before the session row is read: every entry their records
     name was committed by then, so the file is a consistent prefix even while the
-    session grows; rows appended meanwhile are left out.
+    session grows; rows appended meanwhile are left out, and so are labels on them.
+    With ``images``, the panel images the entries name follow, those of the session's
+    owner whose file is there (an image of someone else's is never exported).
     """
     operations = dict(
         Operation.objects.filter(session_id=session.pk)
@@ -69,29 +119,43 @@ def session_export(*, session: ComicSession) -> Iterator[str]:
     row = (
         ComicSession.objects.filter(pk=session.pk, deleting=False)
         .values(
-            "id", "title", "initial_app_state", "leaf_id", "entry_count", "created_at", "updated_at"
+            "id",
+            "owner_id",
+            "title",
+            "initial_app_state",
+            "leaf_id",
+            "entry_count",
+            "created_at",
+            "updated_at",
         )
         .first()
     )
     if row is None:
         raise SessionNotFound(session.pk)
-    header = {
-        "format": FORMAT,
-        "version": VERSION,
-        "session": {
+    owner_id = row.pop("owner_id")
+    in_file = Entry.objects.filter(session_id=session.pk, seq__lte=row["entry_count"])
+    labels = list(Label.objects.filter(session_id=session.pk).order_by("id"))
+    if labels:
+        present = set(
+            in_file.filter(entry_id__in={label.entry_id for label in labels}).values_list(
+                "entry_id", flat=True
+            )
+        )
+        labels = [label for label in labels if label.entry_id in present]
+    image_ids = _images_to_export(in_file, owner_id) if images else []
+
+    yield header_line(
+        {
             **row,
             "created_at": _timestamp.dump_python(row["created_at"], mode="json"),
             "updated_at": _timestamp.dump_python(row["updated_at"], mode="json"),
             "operation_count": len(operations),
         },
-    }
-    yield journal_ids.canonical_json(header)
-
-    entries = (
-        Entry.objects.filter(session_id=session.pk, seq__lte=row["entry_count"])
-        .order_by("seq")
-        .values_list("payload", flat=True)
+        label_count=len(labels),
+        image_count=len(image_ids),
     )
+
+    entries = in_file.order_by("seq").values_list("payload", flat=True)
     for payload in entries.iterator(chunk_size=BATCH):
         yield journal_ids.canonical_json(entry_to_dict(parse_entry(payload)))
 
@@ -104,21 +168,60 @@ def session_export(*, session: ComicSession) -> Iterator[str]:
         if seq <= operations.get(operation_id, 0):
             yield journal_ids.canonical_json(record_to_dict(parse_record(payload)))
 
+    for label in labels:
+        yield label_line(
+            entry_id=label.entry_id, kind=label.kind, text=label.text, created_at=label.created_at
+        )
+    for image_id in image_ids:  # one in memory at a time
+        found = image_bytes(image_id=image_id, owner_id=owner_id)
+        if found is None:  # images are never deleted: a file gone now is a broken disk
+            raise RuntimeError(f"image {image_id!r} disappeared during the export")
+        content_type, data = found
+        yield image_line(image_id=image_id, content_type=content_type, data=data)
+
+
+def _images_to_export(in_file, owner_id: Any) -> list[str]:
+    """The images the exported entries name that are the owner's and still on disk."""
+    rows = (
+        in_file.filter(type="message", payload__message__details__has_key="image_id")
+        .order_by("seq")
+        .values_list("payload", flat=True)
+    )
+    named = images_named(parse_entry(payload) for payload in rows.iterator(chunk_size=BATCH))
+    return images_of_owner(ids=named, owner_id=owner_id)
+
 
 # -- import -------------------------------------------------------------------------
 
 
-def session_import(*, owner: Any, lines: Iterable[str | bytes]) -> ComicSession:
-    """A new session of ``owner`` from an export; ``ImportRefused`` (nothing written) if invalid.
+def session_import(
+    *,
+    owner: Any,
+    lines: Iterable[str | bytes],
+    max_bytes: int | Literal["setting"] | None = "setting",
+) -> ComicSession:
+    """A new session of ``owner`` from a session file (any format ``journal.importers``
+    reads); ``ImportRefused`` (nothing written) if invalid, ``BundleTooLarge`` past
+    ``max_bytes`` (default: ``JAIWEB_MAX_BUNDLE_BYTES``; None: no limit).
 
     ``lines`` may be bytes (a file opened in binary mode): each is decoded as UTF-8 on its
     own, so a bad byte is reported at its line.
     """
+    limit = max_bundle_bytes() if max_bytes == "setting" else max_bytes
     try:
-        parsed = session_file_read(lines)
+        parsed = session_read(lines if limit is None else _capped(lines, limit))
     except FileRefused as exc:
         raise ImportRefused(exc.line_no, exc.reason) from exc
     return _write(owner=owner, parsed=parsed)
+
+
+def _capped(lines: Iterable[str | bytes], limit: int) -> Iterator[str | bytes]:
+    total = 0
+    for line in lines:
+        total += len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "replace"))
+        if total > limit:
+            raise BundleTooLarge(limit)
+        yield line
 
 
 def _batches(items: Iterable[Any], size: int = BATCH) -> Iterator[list[Any]]:
@@ -157,8 +260,10 @@ def _write(*, owner: Any, parsed: SessionFile) -> ComicSession:
     # Sorted fresh ids, given out in file order: operations created at the same instant
     # keep their order on the next export (ordered by created_at, then id).
     new_ids = sorted(new_id("op") for _ in parsed.operations)
-    links = ((e.id, e.parent_id) for e in parsed.entries)
     with transaction.atomic():
+        reused, renames = _image_ids(owner, parsed)
+        parsed = images_renamed(parsed, renames)
+        links = ((e.id, e.parent_id) for e in parsed.entries)
         session = ComicSession.objects.create(
             id=new_id("s"),
             owner=owner,
@@ -219,7 +324,84 @@ def _write(*, owner: Any, parsed: SessionFile) -> ComicSession:
                 for seq, record in enumerate(op.records, 1)
             ),
         )
+        Label.objects.bulk_create(
+            [
+                Label(
+                    session=session,
+                    entry_id=label.entry_id,
+                    kind=label.kind,
+                    text=label.text,
+                    created_at=label.created_at,
+                )
+                for label in parsed.labels
+            ],
+            batch_size=BATCH,
+        )
+        # Last, so that a refusal above writes no file.
+        now = timezone.now()
+        for image in parsed.images:
+            if image.id in reused:
+                continue
+            try:
+                with transaction.atomic():
+                    image_import(
+                        user=owner,
+                        image_id=image.id,
+                        content_type=image.content_type,
+                        extension=IMAGE_TYPES[image.content_type],
+                        data=image.data,
+                        now=now,
+                        source=f"session {session.id}",
+                    )
+            except IntegrityError as exc:
+                raise ImportConflict(image.id) from exc
     return session
+
+
+def _image_ids(owner: Any, parsed: SessionFile) -> tuple[set[str], dict[str, str]]:
+    """Which of the file's images are the importer's already (the same bytes under the same
+    id: kept as they are), and the new id of each whose id is taken by another image.
+
+    An image keeps its id when no image has it. When one has it — someone else's, or
+    other bytes — it takes ``renamed_image_id`` (attempt 1, 2, …), the first that is free
+    or is that very image of the importer's already: the same file imported twice by one
+    person gives the same ids, and entries only change where an image had to move.
+    """
+    if not parsed.images:
+        return set(), {}
+    bundle_ids = {image.id for image in parsed.images}
+    owner_key = str(owner.pk)
+    candidates = {
+        image.id: [
+            image.id,
+            *(
+                renamed_image_id(image.id, image.sha256, owner_key, attempt)
+                for attempt in range(1, RENAME_ATTEMPTS + 1)
+            ),
+        ]
+        for image in parsed.images
+    }
+    known = images_known(ids=[c for ids in candidates.values() for c in ids])
+    reused: set[str] = set()
+    renames: dict[str, str] = {}
+    taken: set[str] = set()
+    for image in parsed.images:
+        for candidate in candidates[image.id]:
+            if candidate in taken or (candidate != image.id and candidate in bundle_ids):
+                continue
+            there = known.get(candidate)
+            if there is None or (there.user_id == owner.pk and there.sha256 == image.sha256):
+                if there is not None:
+                    reused.add(candidate)
+                if candidate != image.id:
+                    renames[image.id] = candidate
+                taken.add(candidate)
+                break
+        else:
+            raise ImportRefused(
+                image.line_no, f"image {image.id!r}: no free id after {RENAME_ATTEMPTS} attempts"
+            )
+    return reused, renames
 
 
 def _moved_record(record: JournalRecord, operation_id: str) -> JournalRecord:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from jaiweb.studio.views import files, pages, sessions, shared, writes
+from jaiweb.studio.views import files, pages, sessions, shared, transfer, writes
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("s/<str:token>/", shared.shared_branch, name="shared-branch"),
     path("s/<str:token>/panels/<str:image_id>", shared.shared_panel, name="shared-panel"),
     path("sessions/new", sessions.session_new, name="studio-session-create"),
+    path("sessions/import", transfer.session_import_view, name="studio-session-import"),
     path("sessions/<str:session_id>/", pages.session_page, name="studio-session"),
     path(
         "sessions/<str:session_id>/rename",
@@ -40,6 +41,11 @@ urlpatterns = [
         name="studio-permission-mode",
     ),
     path("sessions/<str:session_id>/episode.html", files.episode_export, name="studio-episode"),
+    path(
+        "sessions/<str:session_id>/session.jsonl",
+        transfer.session_export_view,
+        name="studio-session-export",
+    ),
     # Served by the websocket consumer (routing.py); named here so templates can link it.
     path("ws/sessions/<str:session_id>/", pages.ws_placeholder, name="studio-ws"),
 ]

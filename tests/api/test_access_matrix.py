@@ -17,7 +17,15 @@ import pytest
 from jaiweb.api.api import api
 from jaiweb.store.selectors import branch_get
 from jaiweb.store.services import entry_append, session_create
-from tests.api.conftest import Api, api_for, await_approval, park_a_call, run_to_the_end, start_run
+from tests.api.conftest import (
+    BASE,
+    Api,
+    api_for,
+    await_approval,
+    park_a_call,
+    run_to_the_end,
+    start_run,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -105,6 +113,12 @@ class World:
         from jaiweb.store.labels import label_add
 
         return label_add(session_id=self.idle.id, entry_id=self.root_id, text="书签").id
+
+    def session_file(self) -> bytes:
+        """A bundle of the idle session: what POST /sessions/import takes as its body."""
+        from jaiweb.store.transfer import session_export
+
+        return b"".join(f"{line}\n".encode() for line in session_export(session=self.idle))
 
     def op(self) -> str:
         self.idle  # noqa: B018 - makes the finished operation
@@ -243,12 +257,17 @@ MATRIX: dict[tuple[str, str], Case] = {
         lambda w: (f"/inbox/{w.parked}/call_1", {"resolution": "failed", "reason": "看不出来"})
     ),
     ("GET", "/wallet"): mine(lambda w: ("/wallet", None), 200),
+    ("POST", "/sessions/import"): mine(lambda w: ("/sessions/import", w.session_file()), 201),
 }
 
 
-def send(client: Api, method: str, path: str, body: dict[str, Any] | None):
+def send(client: Api, method: str, path: str, body: dict[str, Any] | bytes | None):
     if method == "GET":
         return client.get(path)
+    if isinstance(body, bytes):  # a file, as the raw body
+        return client.client.post(
+            BASE + path, data=body, content_type="application/jsonl", headers=client.headers
+        )
     return client.call(method, path, body if method != "DELETE" else None)
 
 

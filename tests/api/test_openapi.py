@@ -50,6 +50,7 @@ BEYOND_CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/share-links"),
     ("POST", "/api/v1/sessions/{session_id}/share-links"),
     ("DELETE", "/api/v1/sessions/{session_id}/share-links/{link_id}"),
+    ("POST", "/api/v1/sessions/import"),
 }
 
 

@@ -177,10 +177,10 @@ def test_lines_are_canonical_and_exact(alice):
     assert len(lines) == 1 + 7
     assert lines[0] == (
         '{"format":"jaiweb-session","session":{"created_at":"2026-11-30T12:00:00Z",'
-        f'"entry_count":7,"id":"{session.id}","initial_app_state":{{"characters":'
-        '{"猪猪侠":{"buff":"无","mood":"平静","skill":"无"}},"permission_mode":"ask"},'
-        '"leaf_id":"e6","operation_count":0,"title":"猪猪侠大战超人强",'
-        '"updated_at":"2026-11-30T12:00:06Z"},"version":1}'
+        f'"entry_count":7,"id":"{session.id}","image_count":0,"initial_app_state":'
+        '{"characters":{"猪猪侠":{"buff":"无","mood":"平静","skill":"无"}},'
+        '"permission_mode":"ask"},"label_count":0,"leaf_id":"e6","operation_count":0,'
+        '"title":"猪猪侠大战超人强","updated_at":"2026-11-30T12:00:06Z"},"version":2}'
     )
     assert lines[1] == (
         '{"id":"e0","message":{"content":"画一张猪猪侠在武林大会擂台上对决超人强，'
@@ -373,7 +373,7 @@ REFUSALS = [
     ("not an object", _replace(2, "[1, 2]"), 3, "not a JSON object"),
     ("no header", lambda lines: lines[1:], 1, "not a jaiweb-session header"),
     ("wrong format", _edit(0, format="other"), 1, "not a jaiweb-session header"),
-    ("version", _edit(0, version=2), 1, "unsupported version 2"),
+    ("version", _edit(0, version=3), 1, "unsupported version 3"),
     ("bad header", _edit(0, session__title=""), 1, "invalid header: session.title"),
     ("unknown type", _edit(3, type="sticker"), 4, "unknown type 'sticker'"),
     (
