@@ -206,7 +206,7 @@ def fork_session(request: HttpRequest, session_id: str, body: ForkIn):
 )
 def resend_prompt(request: HttpRequest, session_id: str, entry_id: str, body: ResendIn):
     """Edit the prompt ``entry_id`` and send it again: a branch at its parent with the new
-    text (the old branch stays). 409 unless idle; 422 for anything but a later prompt."""
+    text (the old branch stays). 409 unless idle, and for anything but a later prompt."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     accepted = prompt_resend(
         session=session,
@@ -241,7 +241,7 @@ def regenerate_reply(request: HttpRequest, session_id: str, entry_id: str, body:
 )
 def cherry_pick_panel(request: HttpRequest, session_id: str, entry_id: str, body: CherryPickIn):
     """Put the panel ``entry_id`` (from any branch) on the active branch: never drawn or
-    charged again; with ``take_state`` its state comes too. 409 unless idle."""
+    charged again; with ``take_state`` its state comes too. 409 unless idle, and for what is not a panel."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     leaf = panel_cherry_pick(
         session=session,

@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 
 from jaiweb.sessions.commands import prompt_rate_check, runners_wake, watchers_notify
 from jaiweb.store.conflicts import conflicts_retried
-from jaiweb.store.errors import InvalidEntry
+from jaiweb.store.errors import NotApplicable
 from jaiweb.store.forks import session_fork as store_session_fork
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession
@@ -36,7 +36,7 @@ def _before(session: ComicSession, prompt: MessageEntry) -> str:
     for entry in reversed(path[:-1]):
         if not isinstance(entry, BranchEntry):
             return entry.id
-    raise InvalidEntry("the first prompt cannot be sent again in this session")
+    raise NotApplicable("the first prompt cannot be sent again in this session")
 
 
 def _prompt_of(session: ComicSession, entry_id: str) -> MessageEntry:
@@ -44,7 +44,7 @@ def _prompt_of(session: ComicSession, entry_id: str) -> MessageEntry:
     for entry in reversed(branch_get(session=session, leaf_id=entry_id)):
         if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
             return entry
-    raise InvalidEntry(f"no prompt at or above {entry_id!r}")
+    raise NotApplicable(f"no prompt at or above {entry_id!r}")
 
 
 def prompt_resend(
@@ -59,9 +59,9 @@ def prompt_resend(
     new prompt there, in one transaction (the old branch stays, as every branch does)."""
     prompt = entry_get(session=session, entry_id=entry_id).entry
     if not (isinstance(prompt, MessageEntry) and isinstance(prompt.message, UserMessage)):
-        raise InvalidEntry("only a prompt can be edited and sent again")
+        raise NotApplicable("only a prompt can be edited and sent again")
     if prompt.parent_id is None:
-        raise InvalidEntry(
+        raise NotApplicable(
             "the first prompt of a session cannot be sent again in it: fork into a new "
             "session from it instead"
         )
@@ -75,7 +75,7 @@ def reply_regenerate(
     """Another reply to the prompt of ``entry_id``'s turn, as a sibling branch of this one."""
     prompt = _prompt_of(session, entry_id)
     if prompt.parent_id is None:
-        raise InvalidEntry(
+        raise NotApplicable(
             "the first prompt's reply cannot be drawn again in this session: fork into a "
             "new session from the prompt instead"
         )
@@ -118,7 +118,7 @@ def panel_cherry_pick(
     Returns the new leaf."""
     panel = entry_get(session=session, entry_id=entry_id).entry
     if panel_image_of(panel) is None:
-        raise InvalidEntry("only a panel can be put on another branch")
+        raise NotApplicable("only a panel can be put on another branch")
     session.refresh_from_db(fields=["leaf_id", "entry_count"])
     leaf = expected_leaf_id or session.leaf_id  # left out: the leaf as it is now
     state = app_state_at(session=session, leaf_id=entry_id) if take_state else None

@@ -51,6 +51,14 @@ class ShareLinkNotFound(StoreError):
         super().__init__("no such share link")
 
 
+class NotApplicable(StoreError):
+    """A valid request that the node it names cannot take: a resend of what is not a later
+    prompt, a cherry-pick of what is not a panel."""
+
+    code = "not_applicable"
+    http_status = 409
+
+
 class StaleLeaf(StoreError):
     """The append named a leaf that is no longer the session's leaf."""
 

@@ -78,9 +78,9 @@ def test_regenerate_sends_the_turns_prompt_again_as_a_sibling(as_alice, story):
 
 def test_the_first_prompt_and_a_non_prompt_cannot_be_resent(as_alice, story):
     first = as_alice.post(f"/sessions/{story.id}/entries/u0/resend", {"text": "x"})
-    assert first.status_code == 422 and "fork" in first.json()["detail"]
+    assert first.status_code == 409 and "fork" in first.json()["detail"]
     reply = as_alice.post(f"/sessions/{story.id}/entries/a1/resend", {"text": "x"})
-    assert reply.status_code == 422
+    assert reply.status_code == 409
     assert Entry.objects.filter(session=story).count() == 8
 
 
@@ -122,7 +122,7 @@ def test_a_cherry_pick_may_bring_the_panels_state(as_alice, story):
 
 def test_only_a_panel_can_be_cherry_picked(as_alice, story):
     got = as_alice.post(f"/sessions/{story.id}/entries/a0/cherry-pick", {})
-    assert got.status_code == 422
+    assert got.status_code == 409
     stale = as_alice.post(
         f"/sessions/{story.id}/entries/p_sick/cherry-pick", {"expected_leaf_id": "u1"}
     )

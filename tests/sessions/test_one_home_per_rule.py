@@ -18,6 +18,7 @@ from jaiweb.sessions.status import session_status
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.errors import (
     InvalidEntry,
+    NotApplicable,
     OperationNotFound,
     OperationStateConflict,
     PromptRateLimited,
@@ -116,6 +117,7 @@ REFUSALS = [
     PromptTooLong(10, 5),
     PromptRateLimited(3, 20),
     OperationStateConflict("no"),
+    NotApplicable("not a panel"),
 ]
 
 
