@@ -397,8 +397,8 @@ def _check_label(
         raise FileRefused(line_no, f"the label names entry {label.entry_id!r}, not in the session")
     if label.text != label.text.strip():
         raise FileRefused(line_no, "a label's text has no leading or trailing whitespace")
-    if label.kind == "label" and not label.text:
-        raise FileRefused(line_no, "a label has a text (a bookmark's may be empty)")
+    if not label.text:
+        raise FileRefused(line_no, "a label (or a bookmark) has a text")
     key = (label.entry_id, label.kind, label.text)
     if key in seen:
         raise FileRefused(line_no, f"the same {label.kind} twice on entry {label.entry_id!r}")

@@ -82,7 +82,7 @@ EXAMPLE_FILE = "".join(
         label_line(
             entry_id="e0",
             kind="bookmark",
-            text="",
+            text="★",
             created_at=datetime(2026, 11, 30, 12, 0, 2, tzinfo=UTC),
         ),
     )

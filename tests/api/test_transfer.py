@@ -41,7 +41,7 @@ def drawn(alice):
         prompt_submit(session=session, user=alice, text=text)
         run_pending()
     session.refresh_from_db()
-    label_add(session_id=session.id, entry_id=session.leaf_id, kind="bookmark")
+    label_add(session_id=session.id, entry_id=session.leaf_id, kind="bookmark", text="★")
     return session
 
 

@@ -64,7 +64,7 @@ def drawn(alice):
     session.refresh_from_db()
     draw(session, alice, "/draw 超人强逃跑")
     label_add(session_id=session.id, entry_id=fork, text="第一格")
-    label_add(session_id=session.id, entry_id=session.leaf_id, kind="bookmark")
+    label_add(session_id=session.id, entry_id=session.leaf_id, kind="bookmark", text="★")
     session.refresh_from_db()
     assert len(images_named(entries_of(session))) == 3
     return session
@@ -142,7 +142,7 @@ def test_a_bundle_carries_labels_and_every_panel_of_the_tree(drawn, media):
         assert (image["size"], image["content_type"]) == (len(data), "image/svg+xml")
     labels = lines_of(lines, "label")
     assert sorted((label["kind"], label["text"]) for label in labels) == [
-        ("bookmark", ""),
+        ("bookmark", "★"),
         ("label", "第一格"),
     ]
     kinds = [json.loads(line).get("type") for line in lines[1:]]
@@ -397,7 +397,7 @@ BUNDLE_REFUSALS = [
     ("label order", _swap_label_and_image, lambda lines: _image(lines) + 1, "a label after"),
     ("label target", _set(_label, entry_id="nope"), _label, "names entry 'nope'"),
     ("label text", _set(_label, text="x" * 81), _label, "at most 80 characters"),
-    ("label blank", _set(_label, kind="label", text=""), _label, "a label has a text"),
+    ("label blank", _set(_label, kind="label", text=""), _label, "has a text"),
     ("label kind", _set(_label, kind="sticker"), _label, "invalid label line: kind"),
     ("label in v1", _label_in_v1, _label, "a label in a version 1 file"),
     ("image count", _header(image_count=2), lambda lines: 0, "says 2 images, the file has 3"),
