@@ -241,7 +241,8 @@ def regenerate_reply(request: HttpRequest, session_id: str, entry_id: str, body:
 )
 def cherry_pick_panel(request: HttpRequest, session_id: str, entry_id: str, body: CherryPickIn):
     """Put the panel ``entry_id`` (from any branch) on the active branch: never drawn or
-    charged again; with ``take_state`` its state comes too. 409 unless idle, and for what is not a panel."""
+    charged again; with ``take_state`` its state comes too. 409 unless idle, and for what
+    is not a panel."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     leaf = panel_cherry_pick(
         session=session,
