@@ -43,6 +43,18 @@ DEFAULT_SHOWN = {
 
 PERMISSION_MODES = {"ask": _("ask me"), "auto": _("don't ask")}
 
+# How a run ended (operation_finished's outcome), as the stream's last line says it.
+OUTCOMES = {
+    "completed": _("completed"),
+    "aborted": _("stopped"),
+    "failed": _("failed"),
+    "interrupted": _("interrupted"),
+}
+
+
+def outcome_label(outcome: str) -> str:
+    return str(OUTCOMES.get(outcome, outcome))
+
 
 def tag_label(tag: str) -> str:
     return str(TAGS.get(tag, tag))

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_noop
 
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import entries_among, operation_reading
-from jaiweb.studio.labels import tool_label
+from jaiweb.studio.labels import outcome_label, tool_label
 from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage
 from journal.errors import CorruptedOperationLog
 
@@ -40,7 +40,7 @@ def step_label(tool: str, *, finished: bool, failed: bool = False) -> str:
 
 
 def end_label(outcome: str, error: str | None = None) -> str:
-    line = _("Finished: %(outcome)s") % {"outcome": outcome}
+    line = _("Finished: %(outcome)s") % {"outcome": outcome_label(outcome)}
     return f"{line} — {error}" if error else line
 
 
