@@ -11,21 +11,7 @@ from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
 from journal.tree import TreeIndex, branch_of
 from tests.journal.factories import INITIAL, T0, assistant, at, state, user
-
-text = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), max_size=12)
-json_leaf = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**9), 10**9),
-    text,
-    st.floats(allow_nan=False, allow_infinity=False),
-)
-json_value = st.recursive(
-    json_leaf,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)),
-    max_leaves=8,
-)
-app_value = st.dictionaries(text, json_value, max_size=3)
+from tests.journal.strategies import app_value, text
 
 
 @st.composite

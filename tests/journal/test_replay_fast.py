@@ -16,7 +16,7 @@ from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, replay
 from journal.tree import children
 from tests.journal.factories import INITIAL, T0, assistant, at, compaction, state, user
-from tests.journal.test_properties import app_value, text
+from tests.journal.strategies import app_value, text
 
 STEPS = ["user", "assistant", "state", "compaction", "fork", "rewind"]
 
