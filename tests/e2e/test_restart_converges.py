@@ -53,4 +53,5 @@ def test_the_stream_converges_after_a_restart_in_the_middle_of_a_render(
     words = last_words(session_id)
     wait_stream_has(page, words[len(words) // 2 :][:16], timeout=20_000)
     wait_until(lambda: ticking.count() == 0, 10, "no step still ticking")
-    assert page.locator('[data-action="stop"]:visible').count() == 0
+    stop = page.locator('[data-action="stop"]:visible')
+    wait_until(lambda: stop.count() == 0, 10, "the controls to say the run is over")
