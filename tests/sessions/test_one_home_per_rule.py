@@ -193,3 +193,16 @@ def test_records_fold_evidence_verdict_is_one_reading_for_the_inbox_the_api_and_
     assert operation_detail(operation=operation)["verdict"] == verdict
     [item] = [i for i in inbox_items() if i.operation_id == op]
     assert [item.tool_call_id] == [d.tool_call_id for d in verdict.dispatches]
+
+
+def test_a_refusal_reads_the_same_from_a_page_write_and_from_the_socket(alice):
+    from jaiweb.studio.consumers import alert_html
+    from jaiweb.studio.views.writes import refusal_message
+
+    request = RequestFactory().post("/", HTTP_HX_REQUEST="true")
+    request.user = alice
+    session = session_create(owner=alice, title="t")
+    refusal = InvalidEntry("a <b>bold</b> name")  # what a person typed comes back in it
+    page = _refusal(request, session, refusal).content.decode().strip()
+    assert page == alert_html(refusal_message(refusal))  # one template, one shape
+    assert 'id="form-error"' in page and "&lt;b&gt;bold&lt;/b&gt;" in page
