@@ -290,6 +290,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             "write_rows": list(meter.rows),
             "phase_time": dict(meter.phase_time),
             "read_calls": {k: list(v) for k, v in meter.detail.items()},
+            "floor": bare.run(meter.rows),
         }
         for c in COMPONENTS:
             out[c] = meter.total(c)
@@ -297,6 +298,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
                 out[f"{phase}.{c}"] = meter.total(c, phase)
         return out
 
+    bare = BareCommits(backend, scratch)
     undo = instrument(meter, connection)
     try:
         warm = session_create(owner=owner, title="warm-up", initial_app_state=INITIAL_STATE)
@@ -309,6 +311,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             runs.append([one_operation(session) for _ in range(args.prompts)])
     finally:
         undo()
+        bare.close()
 
     ops = [op for run in runs for op in run]
     bad = [op["status"] for op in ops if op["status"] != "finished"]
@@ -393,13 +396,13 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     print(f"    journal reads per op (calls x median ms): {reads}")
     verdict = "met" if share <= 0.25 else "MISSED"
     print(f"    journal writes / tool step: {share:.0%}   (target <= 25% on SQLite) {verdict}")
-    floor = _bare_commits(backend, scratch, runs)
+    floor = per_op("floor")
     calls = statistics.fmean(len(op["write_rows"]) for op in ops)
     rows = statistics.fmean(sum(map(len, op["write_rows"])) for op in ops)
     print(
         f"    journal writes per operation: {parts['writes']:.2f} ms in {calls:g} transactions "
         f"({rows:g} rows); the same rows through the raw driver, one transaction of bare "
-        f"INSERTs per write (the floor): {floor:.2f} ms = "
+        f"INSERTs per write, right after each operation (the floor): {floor:.2f} ms = "
         f"{parts['writes'] / floor:.2f}x; {load()}"
     )
     print(
@@ -413,42 +416,47 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     _render_bench(args, owner)
 
 
-def _bare_commits(backend: str, scratch: Scratch, runs: list[list[dict]]) -> float:
-    """Per operation, in ms: the rows each run's writes wrote, as bare INSERTs, one
+class BareCommits:
+    """The floor of an operation's writes: the rows they wrote, as bare INSERTs, one
     transaction a write, on a table of their own (SQLite: a file beside the bench's, WAL,
-    synchronous=FULL; PostgreSQL: the bench's database). Median over the runs."""
-    ddl = (
-        "CREATE TABLE raw_row (op TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, "
-        "payload {json} NOT NULL, PRIMARY KEY (op, seq))"
-    )
-    if backend == "sqlite":
-        import sqlite3
+    synchronous=FULL; PostgreSQL: the bench's database), right after the operation, so
+    both see the same disk and the same load."""
 
-        conn = sqlite3.connect(scratch.tmp / "raw.sqlite3", isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute(ddl.format(json="TEXT"))
-        sql, begin = "INSERT INTO raw_row VALUES (?, ?, ?, ?)", "BEGIN IMMEDIATE"
-    else:
-        conn = pg_connect(scratch.database_url, autocommit=True)
-        conn.execute(ddl.format(json="JSONB"))
-        sql, begin = "INSERT INTO raw_row VALUES (%s, %s, %s, %s::jsonb)", "BEGIN"
-    per_op = []
-    try:
-        for r, run in enumerate(runs):
-            start = time.perf_counter()
-            for o, op in enumerate(run):
-                seq = 0
-                for write in op["write_rows"]:
-                    conn.execute(begin)
-                    for kind, payload in write:
-                        seq += 1
-                        conn.execute(sql, (f"r{r}o{o}", seq, kind, payload))
-                    conn.execute("COMMIT")
-            per_op.append((time.perf_counter() - start) / len(run))
-    finally:
-        conn.close()
-    return statistics.median(per_op) * 1e3
+    def __init__(self, backend: str, scratch: Scratch) -> None:
+        ddl = (
+            "CREATE TABLE raw_row (op TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, "
+            "payload {json} NOT NULL, PRIMARY KEY (op, seq))"
+        )
+        if backend == "sqlite":
+            import sqlite3
+
+            self.conn = sqlite3.connect(scratch.tmp / "raw.sqlite3", isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute(ddl.format(json="TEXT"))
+            self.sql, self.begin = "INSERT INTO raw_row VALUES (?, ?, ?, ?)", "BEGIN IMMEDIATE"
+        else:
+            self.conn = pg_connect(scratch.database_url, autocommit=True)
+            self.conn.execute(ddl.format(json="JSONB"))
+            self.sql = "INSERT INTO raw_row VALUES (%s, %s, %s, %s::jsonb)"
+            self.begin = "BEGIN"
+        self.ops = 0
+
+    def run(self, writes: list[list[tuple[str, str]]]) -> float:
+        """Seconds to write one operation's rows."""
+        self.ops += 1
+        conn, sql, op, seq = self.conn, self.sql, f"o{self.ops}", 0
+        start = time.perf_counter()
+        for write in writes:
+            conn.execute(self.begin)
+            for kind, payload in write:
+                seq += 1
+                conn.execute(sql, (op, seq, kind, payload))
+            conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter):
