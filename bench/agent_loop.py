@@ -50,7 +50,7 @@ class Meter:
         self.stream_window = 0.0
         self.in_write = False
         self.writes: list[tuple[str, float, float]] = []  # (label, seconds, of it COMMIT)
-        self.rows: list[list[tuple[str, str]]] = []  # each write's rows: (type, JSON)
+        self.rows: list[tuple] = []  # each write's entries and records
         self.commit = 0.0
         self.detail: dict[str, list[float]] = defaultdict(list)  # per read function
 
@@ -182,8 +182,7 @@ def instrument(meter: Meter, connection):
             records, entries = kwargs.get("records", ()), kwargs.get("entries", ())
             label = write_label(records, entries)
             meter.writes.append((label, spent, meter.commit))
-            # the same rows, for the floor: one transaction of bare INSERTs per call
-            meter.rows.append([(x.type, x.model_dump_json()) for x in (*entries, *records)])
+            meter.rows.append((*entries, *records))  # for the floor, made into JSON there
             meter.busy = meter.in_write = False
 
     writes_module.run_append = run_append
@@ -284,7 +283,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             operation_id=op_id,
         )
         assert lease is not None
-        ready = time.perf_counter()
+        ready, cpu0 = time.perf_counter(), time.process_time()
         meter.reset()
         before = len(events.events)
         status = OperationRun(
@@ -294,8 +293,9 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             events=events,
             config=config,
         ).run()
-        end = time.perf_counter()
+        end, cpu1 = time.perf_counter(), time.process_time()
         out = {
+            "cpu": cpu1 - cpu0,
             "accept+claim": ready - start,
             "total": end - ready,
             "status": status,
@@ -308,6 +308,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             "write_rows": list(meter.rows),
             "phase_time": dict(meter.phase_time),
             "read_calls": {k: list(v) for k, v in meter.detail.items()},
+            "floor": bare.run(meter.rows),
         }
         for c in COMPONENTS:
             out[c] = meter.total(c)
@@ -315,6 +316,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
                 out[f"{phase}.{c}"] = meter.total(c, phase)
         return out
 
+    bare = BareCommits(backend, scratch)
     undo = instrument(meter, connection)
     try:
         warm = session_create(owner=owner, title="warm-up", initial_app_state=INITIAL_STATE)
@@ -327,6 +329,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             runs.append([one_operation(session) for _ in range(args.prompts)])
     finally:
         undo()
+        bare.close()
 
     ops = [op for run in runs for op in run]
     bad = [op["status"] for op in ops if op["status"] != "finished"]
@@ -391,6 +394,10 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
         row(name, ptot, comp)
     op_totals = sorted(op["total"] * 1e3 for op in ops)
     print(
+        f"    CPU per operation (this process, every thread; steadier than wall time on a "
+        f"busy box): {per_op('cpu'):.2f} ms, {per_op('cpu') / total:.0%} of its wall time"
+    )
+    print(
         f"    operation total over all {len(ops)} ops: median {statistics.median(op_totals):.2f} "
         f"ms, p90 {op_totals[int(len(op_totals) * 0.9)]:.2f} ms; first/last op of a run: "
         f"{statistics.median(r[0]['total'] for r in runs) * 1e3:.2f} / "
@@ -411,13 +418,13 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     print(f"    journal reads per op (calls x median ms): {reads}")
     verdict = "met" if share <= 0.25 else "MISSED"
     print(f"    journal writes / tool step: {share:.0%}   (target <= 25% on SQLite) {verdict}")
-    floor = _bare_commits(backend, scratch, runs)
+    floor = per_op("floor")
     calls = statistics.fmean(len(op["write_rows"]) for op in ops)
     rows = statistics.fmean(sum(map(len, op["write_rows"])) for op in ops)
     print(
         f"    journal writes per operation: {parts['writes']:.2f} ms in {calls:g} transactions "
         f"({rows:g} rows); the same rows through the raw driver, one transaction of bare "
-        f"INSERTs per write (the floor): {floor:.2f} ms = "
+        f"INSERTs per write, right after each operation (the floor): {floor:.2f} ms = "
         f"{parts['writes'] / floor:.2f}x; {load()}"
     )
     print(
@@ -431,42 +438,48 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     _render_bench(args, owner)
 
 
-def _bare_commits(backend: str, scratch: Scratch, runs: list[list[dict]]) -> float:
-    """Per operation, in ms: the rows each run's writes wrote, as bare INSERTs, one
+class BareCommits:
+    """The floor of an operation's writes: the rows they wrote, as bare INSERTs, one
     transaction a write, on a table of their own (SQLite: a file beside the bench's, WAL,
-    synchronous=FULL; PostgreSQL: the bench's database). Median over the runs."""
-    ddl = (
-        "CREATE TABLE raw_row (op TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, "
-        "payload {json} NOT NULL, PRIMARY KEY (op, seq))"
-    )
-    if backend == "sqlite":
-        import sqlite3
+    synchronous=FULL; PostgreSQL: the bench's database), right after the operation, so
+    both see the same disk and the same load."""
 
-        conn = sqlite3.connect(scratch.tmp / "raw.sqlite3", isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute(ddl.format(json="TEXT"))
-        sql, begin = "INSERT INTO raw_row VALUES (?, ?, ?, ?)", "BEGIN IMMEDIATE"
-    else:
-        conn = pg_connect(scratch.database_url, autocommit=True)
-        conn.execute(ddl.format(json="JSONB"))
-        sql, begin = "INSERT INTO raw_row VALUES (%s, %s, %s, %s::jsonb)", "BEGIN"
-    per_op = []
-    try:
-        for r, run in enumerate(runs):
-            start = time.perf_counter()
-            for o, op in enumerate(run):
-                seq = 0
-                for write in op["write_rows"]:
-                    conn.execute(begin)
-                    for kind, payload in write:
-                        seq += 1
-                        conn.execute(sql, (f"r{r}o{o}", seq, kind, payload))
-                    conn.execute("COMMIT")
-            per_op.append((time.perf_counter() - start) / len(run))
-    finally:
-        conn.close()
-    return statistics.median(per_op) * 1e3
+    def __init__(self, backend: str, scratch: Scratch) -> None:
+        ddl = (
+            "CREATE TABLE raw_row (op TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, "
+            "payload {json} NOT NULL, PRIMARY KEY (op, seq))"
+        )
+        if backend == "sqlite":
+            import sqlite3
+
+            self.conn = sqlite3.connect(scratch.tmp / "raw.sqlite3", isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute(ddl.format(json="TEXT"))
+            self.sql, self.begin = "INSERT INTO raw_row VALUES (?, ?, ?, ?)", "BEGIN IMMEDIATE"
+        else:
+            self.conn = pg_connect(scratch.database_url, autocommit=True)
+            self.conn.execute(ddl.format(json="JSONB"))
+            self.sql = "INSERT INTO raw_row VALUES (%s, %s, %s, %s::jsonb)"
+            self.begin = "BEGIN"
+        self.ops = 0
+
+    def run(self, writes: list[tuple]) -> float:
+        """Seconds to write one operation's rows (their JSON made first, not timed)."""
+        self.ops += 1
+        conn, sql, op, seq = self.conn, self.sql, f"o{self.ops}", 0
+        writes = [[(x.type, x.model_dump_json()) for x in write] for write in writes]
+        start = time.perf_counter()
+        for write in writes:
+            conn.execute(self.begin)
+            for kind, payload in write:
+                seq += 1
+                conn.execute(sql, (op, seq, kind, payload))
+            conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter):
