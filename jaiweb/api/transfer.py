@@ -24,7 +24,8 @@ from jaiweb.api.links import link
 from jaiweb.api.schemas import ErrorOut, ImportRefusedOut, SessionOut
 from jaiweb.api.selectors import session_detail
 from jaiweb.sessions.access import session_for
-from jaiweb.store.transfer import BundleTooLarge, ImportRefused, session_export, session_import
+from jaiweb.store.errors import BundleTooLarge, ImportRefused
+from jaiweb.store.transfer import session_export, session_import
 from journal.ids import canonical_json
 from journal.session_file import header_line, label_line
 

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -24,6 +23,7 @@ from jaiweb.agent.state import AppState, Character, UnreadableAppState
 from jaiweb.agent.tools.character import CharacterStateArgs
 from jaiweb.live.push import group_name, group_send_nowait
 from jaiweb.sessions.inbox import inbox_resolve
+from jaiweb.sessions.limits import minute_count
 from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import (
     InvalidEntry,
@@ -78,15 +78,7 @@ def runners_wake() -> None:
 
 def prompt_rate_check(user_id: Any, now: float) -> None:
     limit = settings.JAIWEB_PROMPTS_PER_MINUTE
-    minute = int(now // 60)
-    key = f"jaiweb:prompts:{user_id}:{minute}"
-    cache.add(key, 0, timeout=120)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=120)
-        count = 1
-    if count > limit:
+    if minute_count(f"jaiweb:prompts:{user_id}", now) > limit:
         raise PromptRateLimited(limit, retry_after=60 - int(now % 60))
 
 

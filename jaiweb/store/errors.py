@@ -158,3 +158,36 @@ class PromptRateLimited(StoreError):
         self.limit = limit
         self.retry_after = retry_after
         super().__init__(f"at most {limit} prompts a minute; try again in {retry_after} s")
+
+
+class ImportRefused(StoreError):
+    """The file cannot be imported; nothing was written."""
+
+    code = "import_refused"
+    http_status = 422
+
+    def __init__(self, line_no: int, reason: str):
+        self.line_no = line_no
+        self.reason = reason
+        super().__init__(f"line {line_no}: {reason}")
+
+
+class BundleTooLarge(StoreError):
+    """The file is larger than ``JAIWEB_MAX_BUNDLE_BYTES``; nothing was read past it."""
+
+    code = "bundle_too_large"
+    http_status = 413
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        super().__init__(f"the session file is larger than {limit} bytes (JAIWEB_MAX_BUNDLE_BYTES)")
+
+
+class ImportConflict(StoreError):
+    """Another import wrote one of the same images at the same moment; nothing was written."""
+
+    code = "import_conflict"
+
+    def __init__(self, image_id: str):
+        self.image_id = image_id
+        super().__init__(f"image {image_id!r} was written by another import meanwhile; try again")

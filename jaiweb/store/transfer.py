@@ -24,7 +24,7 @@ from pydantic import AwareDatetime, TypeAdapter
 
 from jaiweb.render.imports import image_bytes, image_import, images_known, images_of_owner
 from jaiweb.store.chains import chain_positions
-from jaiweb.store.errors import SessionNotFound, StoreError
+from jaiweb.store.errors import BundleTooLarge, ImportConflict, ImportRefused, SessionNotFound
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Entry, Label, Operation, OperationRecord
 from journal import ids as journal_ids
@@ -51,40 +51,6 @@ from journal.session_file import (
     label_line,
     renamed_image_id,
 )
-
-
-class ImportRefused(StoreError):
-    """The file cannot be imported; nothing was written."""
-
-    code = "import_refused"
-    http_status = 422
-
-    def __init__(self, line_no: int, reason: str):
-        self.line_no = line_no
-        self.reason = reason
-        super().__init__(f"line {line_no}: {reason}")
-
-
-class BundleTooLarge(StoreError):
-    """The file is larger than ``JAIWEB_MAX_BUNDLE_BYTES``; nothing was read past it."""
-
-    code = "bundle_too_large"
-    http_status = 413
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        super().__init__(f"the session file is larger than {limit} bytes (JAIWEB_MAX_BUNDLE_BYTES)")
-
-
-class ImportConflict(StoreError):
-    """Another import wrote one of the same images at the same moment; nothing was written."""
-
-    code = "import_conflict"
-
-    def __init__(self, image_id: str):
-        self.image_id = image_id
-        super().__init__(f"image {image_id!r} was written by another import meanwhile; try again")
-
 
 # How many derived ids an image may try before the import is refused (each is a fresh
 # 80-bit hash: a second one taken already would take a deliberate collision).

@@ -21,10 +21,11 @@ from django.test import Client
 
 from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.sessions.commands import prompt_submit, session_rewind
+from jaiweb.store.errors import BundleTooLarge, ImportRefused
 from jaiweb.store.labels import label_add, labels_of
 from jaiweb.store.models import ComicSession, Entry, Label, Operation, OperationRecord
 from jaiweb.store.selectors import branch_rows, session_get
-from jaiweb.store.transfer import BundleTooLarge, ImportRefused, session_export, session_import
+from jaiweb.store.transfer import session_export, session_import
 from jaiweb.studio.selectors import strip_panels
 from journal.entries import parse_entry
 from journal.session_file import LABEL_KINDS, LABEL_TEXT_MAX, images_named

@@ -13,10 +13,11 @@ from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
 from jaiweb.sessions.commands import prompt_submit
+from jaiweb.store.errors import ImportRefused
 from jaiweb.store.labels import labels_of
 from jaiweb.store.models import ComicSession, Entry, Label, Operation
 from jaiweb.store.selectors import branch_rows
-from jaiweb.store.transfer import ImportRefused, session_export, session_import
+from jaiweb.store.transfer import session_export, session_import
 from journal.importers import session_read
 from tests.support.runs import run_pending
 

@@ -12,11 +12,12 @@ from django.core.management import CommandError, call_command
 
 from jaiweb.store import transfer
 from jaiweb.store.demo import article_session_create
+from jaiweb.store.errors import ImportRefused
 from jaiweb.store.leases import operation_claim
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, run_append
-from jaiweb.store.transfer import ImportRefused, session_export, session_import
+from jaiweb.store.transfer import session_export, session_import
 from journal import ids
 from journal.entries import AssistantMessage, MessageEntry, ToolResultMessage
 from journal.records import ModelAttempted, OperationFinished, ToolDispatched, UsageSettled

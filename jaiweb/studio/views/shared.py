@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import images_by_id
+from jaiweb.sessions.limits import minute_count
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
 from jaiweb.store.shares import share_link_open
@@ -22,13 +22,7 @@ from jaiweb.studio.views.files import panel_file
 def _too_many(request: HttpRequest) -> HttpResponse | None:
     """A client address's views of share links this minute, past the limit: 429."""
     now = time.time()
-    key = f"jaiweb:shares:{request.META.get('REMOTE_ADDR', '')}:{int(now // 60)}"
-    cache.add(key, 0, timeout=120)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=120)
-        count = 1
+    count = minute_count(f"jaiweb:shares:{request.META.get('REMOTE_ADDR', '')}", now)
     if count <= settings.JAIWEB_SHARE_VIEWS_PER_MINUTE:
         return None
     response = HttpResponse(_("Too many views of shared pages; try again in a minute."), status=429)

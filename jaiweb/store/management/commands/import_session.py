@@ -6,7 +6,8 @@ import sys
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from jaiweb.store.transfer import BundleTooLarge, ImportConflict, ImportRefused, session_import
+from jaiweb.store.errors import BundleTooLarge, ImportConflict, ImportRefused
+from jaiweb.store.transfer import session_import
 
 
 class Command(BaseCommand):
