@@ -88,6 +88,17 @@ def test_the_preview_names_what_rolls_back_and_what_stays(client, alice, story):
     assert "20 credits stay spent" in body and "1 post stays on the feed" in body
 
 
+def test_the_preview_speaks_the_pages_language_and_keeps_the_journals_values(client, alice, story):
+    client.force_login(alice)
+    client.post(f"/sessions/{story.id}/rewind", {"entry_id": "f1"}, **HX)
+    got = client.get(f"/sessions/{story.id}/entries/a0/?from=u0", HTTP_ACCEPT_LANGUAGE="zh-CN")
+    body = got.content.decode()
+    assert '猪猪侠 — 增益: <span class="before">拉肚子虚脱</span> → ' in body
+    assert '<span class="after">超级棒棒糖(功夫大师)</span>' in body
+    assert '付费工具： <span class="before">不用问</span> → <span class="after">先问我' in body
+    assert "20 积分已花掉，不退回" in body and "1 条帖子仍留在动态里" in body
+
+
 def test_nothing_to_roll_back_is_said_plainly(client, alice, story):
     client.force_login(alice)
     body = inspect(client, story, "a0", "u0")  # the leaf's own branch, same state
