@@ -7,9 +7,11 @@ import pytest
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import wallet_get_or_create
+from jaiweb.store.comparisons import rewind_preview_at
 from jaiweb.store.models import ComicSession, Entry, Operation
-from jaiweb.store.selectors import app_state_at, branch_get
+from jaiweb.store.selectors import app_state_at, branch_get, branch_rows
 from jaiweb.store.services import entry_append, session_create
+from jaiweb.studio.selectors import rewind_preview_of
 from tests.journal.factories import assistant, branch, panel, post, state, user
 from tests.support.builders import park_operation
 
@@ -97,6 +99,21 @@ def test_the_preview_speaks_the_pages_language_and_keeps_the_journals_values(cli
     assert '<span class="after">超级棒棒糖(功夫大师)</span>' in body
     assert '付费工具： <span class="before">不用问</span> → <span class="after">先问我' in body
     assert "20 积分已花掉，不退回" in body and "1 条帖子仍留在动态里" in body
+
+
+def test_the_inspectors_preview_is_the_stores(alice, story):
+    """studio.selectors.rewind_preview_of (from the paths the inspector has read) says what
+    store.comparisons.rewind_preview_at says, from every leaf to every node."""
+    nodes = [e.entry_id for e in Entry.objects.filter(session=story).order_by("seq")]
+    for leaf in ("a1", "f1", "s1"):
+        story.leaf_id = leaf  # (only read here: where the session would be)
+        for node in nodes:
+            got = rewind_preview_of(
+                session=story,
+                target_rows=branch_rows(session=story, leaf_id=node, lazy=True),
+                leaf_rows=branch_rows(session=story, leaf_id=leaf, lazy=True),
+            )
+            assert got == rewind_preview_at(session=story, target_id=node), (leaf, node)
 
 
 def test_nothing_to_roll_back_is_said_plainly(client, alice, story):

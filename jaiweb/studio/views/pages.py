@@ -14,7 +14,6 @@ from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.sessions.status import session_status
-from jaiweb.store.comparisons import rewind_preview_at
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
 from jaiweb.studio.regions import studio_context
@@ -23,6 +22,7 @@ from jaiweb.studio.selectors import (
     credit_rows,
     fork_origin,
     inspector_steps,
+    rewind_preview_of,
     strip_view,
     turn_prompt,
 )
@@ -151,7 +151,11 @@ def inspector_context(
         "permission_mode": state.get("permission_mode", "ask"),
         "owner": owner,
         "can_continue": owner and session_status(session=session).state == "idle",
-        "preview": None if is_leaf else rewind_preview_at(session=session, target_id=entry_id),
+        # what "continue from here" rolls back (store.comparisons.rewind_preview_at, from
+        # the paths read above)
+        "preview": None
+        if is_leaf
+        else rewind_preview_of(session=session, target_rows=path, leaf_rows=active),
         # the turn's prompt, when it has one; the first of a session cannot be sent again
         "prompt_id": prompt.id if prompt is not None else "",
         "first_prompt": prompt is not None and prompt.parent_id is None,
