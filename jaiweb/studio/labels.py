@@ -21,6 +21,7 @@ TAGS = {
     "state": _("state"),
     "tool": _("tool"),
     "panel": _("panel"),
+    "picked": _("picked from another branch"),
     "summary": _("summary"),
     "fork": _("fork"),
 }
@@ -31,6 +32,7 @@ TOOLS = {
     "set_character_state": _("set a character's state"),
     "publish_panel": _("publish a panel"),
     "list_panels": _("list the panels"),
+    "place_panel": _("put a panel from another branch here"),
 }
 
 # The stored default of each character field (journal.appstate), shown as a placeholder.

@@ -16,11 +16,13 @@ from django.utils.translation import gettext, gettext_lazy
 from jaiweb.agent.state import AppState, UnreadableAppState
 from jaiweb.render.models import Image, LedgerEntry
 from jaiweb.render.selectors import images_by_id, ledger_for
+from jaiweb.sessions.access import may_see
 from jaiweb.sessions.status import SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, entry_ids_among, operation_records
+from jaiweb.store.selectors import app_state_at, branch_rows, entry_ids_among, operation_records
 from jaiweb.studio.labels import people_named
+from journal.branches import RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -37,6 +39,8 @@ class Panel:
     # "continue from here": right after the panel's turn, or right after the panel when
     # another panel follows it in that turn; None when that is where the session is now
     continue_id: str | None = None
+    # put here from another branch (a cherry-pick's ``place_panel``), not drawn here
+    picked: bool = False
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -98,7 +102,7 @@ def strip_view(
     shown: list[int] = []  # row indices of the panels to show, newest first
     earlier = False
     for i in _backwards_parsed(rows, end, session):
-        if _image_of(rows[i], "generate_image") is None:
+        if _panel_image(rows[i]) is None:
             continue
         if len(shown) == limit:
             earlier = True
@@ -132,7 +136,7 @@ def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, st
                 parse_rows([r for r in rows[j : j + 16] if r.type == "message"])
             if rows[j].type == "branch" or _ends_a_turn(rows[j - 1]) or _is_prompt(rows[j]):
                 break
-            if _image_of(rows[j], "generate_image") is not None:
+            if _panel_image(rows[j]) is not None:
                 end = i  # another panel of the same turn: right after this one
                 break
             end = j
@@ -171,7 +175,7 @@ def _backwards_parsed(
         end = start
     if end == 0:
         return
-    drawn = _seqs_of(session, "generate_image")
+    drawn = _seqs_of(session, "generate_image") | _seqs_of(session, "place_panel")
     found = [i for i in range(end - 1, -1, -1) if rows[i].seq in drawn]
     for at in range(0, len(found), chunk):
         parse_rows([rows[i] for i in found[at : at + chunk]])
@@ -189,6 +193,11 @@ def _image_of(row: StoredEntry, tool: str) -> str | None:
         return None
     image = message.details.get("image_id")
     return image if isinstance(image, str) else None
+
+
+def _panel_image(row: StoredEntry) -> str | None:
+    """The image of a panel of the strip: drawn here, or placed here from another branch."""
+    return _image_of(row, "generate_image") or _image_of(row, "place_panel")
 
 
 def _published(rows: list[StoredEntry], session: ComicSession | None = None) -> set[str]:
@@ -244,6 +253,8 @@ def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
         elif (image := _image_of(row, "generate_image")) is not None:
             prompt, narration = calls.get(message.tool_call_id, ("", ""))
             panels.append(Panel(image, row.entry_id, prompt, narration, asked, image in published))
+        elif (image := _image_of(row, "place_panel")) is not None:
+            panels.append(Panel(image, row.entry_id, "", "", "", image in published, picked=True))
     return panels
 
 
@@ -428,6 +439,14 @@ def inspector_steps(rows: list[StoredEntry], *, leaf_id: str) -> list[Step]:
     return steps
 
 
+def turn_prompt(rows: list[StoredEntry]) -> Any:
+    """The prompt a turn's entries (parsed) begin with, or None (a state edit, a pick…)."""
+    for row in rows:
+        if row.type == "message" and isinstance(row.entry.message, UserMessage):
+            return row.entry
+    return None
+
+
 def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
     details = message.details or {}
     raw = json.dumps({"content": message.content, "details": details}, ensure_ascii=False, indent=2)
@@ -443,7 +462,7 @@ def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
             error = gettext("not run on this branch")
         else:
             error = str(_ERRORS.get(code) or gettext("it failed"))
-    elif message.tool_name in ("generate_image", "publish_panel"):
+    elif message.tool_name in ("generate_image", "place_panel", "publish_panel"):
         image = details.get("image_id")
         images = [image] if isinstance(image, str) else []
     elif message.tool_name == "list_panels":
@@ -461,6 +480,61 @@ def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
         raw=people_named(raw),
         is_leaf=here,
     )
+
+
+def rewind_preview_of(
+    *, session: ComicSession, target_rows: list[StoredEntry], leaf_rows: list[StoredEntry]
+) -> RewindPreview:
+    """``store.comparisons.rewind_preview_at`` from the two paths the inspector has loaded
+    (root → the node, root → the leaf): the paths are compared by id and only the results
+    of the part left behind that can hold an effect are parsed, where that one parses both
+    paths whole (a 10,000-deep session's click on a node would parse 20,000 entries)."""
+    shared = 0
+    for a, b in zip(leaf_rows, target_rows, strict=False):
+        if a.entry_id != b.entry_id:
+            break
+        shared += 1
+    left = [
+        r
+        for r in leaf_rows[shared:]
+        if r.type == "message" and (r.may_contain('"image_id"') or r.may_contain("publish_panel"))
+    ]
+    parse_rows(left)
+    before = app_state_at(session=session, rows=leaf_rows)
+    after = app_state_at(session=session, rows=target_rows)
+    return RewindPreview(
+        target_id=target_rows[-1].entry_id,
+        changes=state_changes(before, after),
+        left_behind=len(leaf_rows) - shared,
+        stays=effects_of(r.entry for r in left),
+    )
+
+
+# --- where a forked session came from ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    title: str  # the source's title ("" once it is gone, or when the viewer may not see it)
+    session_id: str | None  # the source, when the viewer may see it (a link back)
+    entry_id: str  # the node the fork's branch ends at
+
+
+def fork_origin(*, session: ComicSession, viewer: Any) -> Origin | None:
+    """Where ``session`` was forked from (its ``origin``), as ``viewer`` may be told it."""
+    forked = (session.origin or {}).get("forked_from")
+    if not isinstance(forked, dict):
+        return None
+    source = (
+        ComicSession.objects.filter(pk=str(forked.get("session_id", "")), deleting=False)
+        .only("id", "title", "owner_id")
+        .first()
+    )
+    if source is None:
+        return Origin("", None, str(forked.get("entry_id", "")))
+    if not may_see(user=viewer, owner_id=source.owner_id):
+        return Origin("", None, str(forked.get("entry_id", "")))
+    return Origin(source.title, source.id, str(forked.get("entry_id", "")))
 
 
 # --- credits: each movement with what it paid for --------------------------------------

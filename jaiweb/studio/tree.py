@@ -134,7 +134,8 @@ class Turn:
     parent_id: str | None  # the entry it hangs from
     type: str  # of ``entry_id`` (the page's hooks)
     role: str  # of ``entry_id`` when a message, else ""
-    tag: str  # what starts it: you (a prompt) / state / ai / tool / summary
+    tag: str  # what starts it: you (a prompt) / state / ai / tool / summary / picked (a panel
+    # put here from another branch)
     label: str  # the prompt (or what stands for it), cut at a word's end
     active: bool
     tool: str = ""  # the tool, for a turn that starts at a tool result
@@ -190,6 +191,11 @@ def _image(entry: JournalEntry, tool: str) -> str | None:
         return None
     image = message.details.get("image_id")
     return image if isinstance(image, str) else None
+
+
+def _panel_image(entry: JournalEntry) -> str | None:
+    """A panel of the turn: drawn in it, or placed in it from another branch."""
+    return _image(entry, "generate_image") or _image(entry, "place_panel")
 
 
 def _known(session: ComicSession) -> int:
@@ -305,7 +311,9 @@ def _turn(
         tag, tool = "tool", first.message.tool_name
     elif isinstance(first, MessageEntry):
         label = first.message.content
-    panels = [(image, e.id) for e in entries if (image := _image(e, "generate_image"))]
+    panels = [(image, e.id) for e in entries if (image := _panel_image(e))]
+    if prompt is None and any(_image(e, "place_panel") for e in entries):
+        tag = "picked"  # a cherry-pick: a panel put here from another branch, not drawn
     replies = [e.message for e in entries if isinstance(e, MessageEntry)]
     last_reply = next((m for m in reversed(replies) if isinstance(m, AssistantMessage)), None)
     outcome = ""

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from jaiweb.studio.views import files, pages, sessions, shared, transfer, writes
+from jaiweb.studio.views import branch_writes, files, pages, sessions, shared, transfer, writes
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -29,6 +29,26 @@ urlpatterns = [
         "sessions/<str:session_id>/entries/<str:entry_id>/",
         pages.entry_inspect,
         name="studio-entry",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/fork",
+        branch_writes.fork_view,
+        name="studio-fork",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/regenerate",
+        branch_writes.regenerate_view,
+        name="studio-regenerate",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/resend",
+        branch_writes.resend_view,
+        name="studio-resend",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/cherry-pick",
+        branch_writes.cherry_pick_view,
+        name="studio-cherry-pick",
     ),
     path("sessions/<str:session_id>/prompts", writes.prompt_view, name="studio-prompt"),
     path("sessions/<str:session_id>/rewind", writes.rewind_view, name="studio-rewind"),

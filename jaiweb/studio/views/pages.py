@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,7 +17,15 @@ from jaiweb.sessions.status import session_status
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
 from jaiweb.studio.regions import studio_context
-from jaiweb.studio.selectors import characters_of, credit_rows, inspector_steps, strip_view
+from jaiweb.studio.selectors import (
+    characters_of,
+    credit_rows,
+    fork_origin,
+    inspector_steps,
+    rewind_preview_of,
+    strip_view,
+    turn_prompt,
+)
 from jaiweb.studio.views.access import own_session
 from journal.errors import UnknownEntry
 
@@ -28,6 +38,7 @@ def session_page(request: HttpRequest, session_id: str) -> HttpResponse:
     ctx = studio_context(session=session)
     ctx["max_prompt_chars"] = settings.JAIWEB_MAX_PROMPT_CHARS
     ctx["first_character"] = next(iter(ctx["characters"]), "")
+    ctx["origin"] = fork_origin(session=session, viewer=request.user)
     return render(request, "studio/session.html", ctx)
 
 
@@ -93,35 +104,65 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
 def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
     """The inspector of a node: the turn that ends at ``entry_id`` (from ``?from=``, its
     first entry), step by step — prompt, replies, tool calls and results, state changes —
-    and the state after it, with "continue from here" (right after the turn)."""
+    and the state after it, with "continue from here" (right after the turn) and what it
+    would roll back, and the branch tools: fork, regenerate, edit and resend, cherry-pick."""
     session = own_session(request, session_id)
+    ctx = inspector_context(request, session, entry_id, request.GET.get("from"))
+    return render(request, "studio/inspector.html", ctx)
+
+
+def inspector_context(
+    request: HttpRequest,
+    session,
+    entry_id: str,
+    from_id: str | None,
+    *,
+    kept: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """What the inspector of ``entry_id`` shows (404 for a node the session does not have);
+    ``kept``: text typed into its forms that a refused write gives back (by form)."""
     try:
         entry_get(session=session, entry_id=entry_id)
     except UnknownEntry:
         raise Http404("no such entry") from None
     path = branch_rows(session=session, leaf_id=entry_id, lazy=True)  # root → this node
-    turn = tree.turn_entries(path, request.GET.get("from"))
+    turn = tree.turn_entries(path, from_id)
     active = branch_rows(session=session, lazy=True)
     state = app_state_at(session=session, rows=path)
     leaf = active[-1].entry if active else None
     steps = inspector_steps(turn, leaf_id=session.leaf_id or "")
-    ctx = {
+    prompt = turn_prompt(turn)
+    # continuing from the leaf, or from the node the leaf rewound to, does nothing
+    is_leaf = leaf is not None and (
+        leaf.id == entry_id or (leaf.type == "branch" and leaf.parent_id == entry_id)
+    )
+    owner = session.owner_id == request.user.pk
+    return {
         "session": session,
         "entry_id": entry_id,
+        "from_id": from_id or "",
         "timestamp": path[-1].entry.timestamp,
         "active": any(r.entry_id == entry_id for r in active),
         "steps": steps[-INSPECTOR_STEPS:],
         "earlier_steps": max(0, len(steps) - INSPECTOR_STEPS),
         "leaf_id": session.leaf_id or "",
-        # continuing from the leaf, or from the node the leaf rewound to, does nothing
-        "is_leaf": leaf is not None
-        and (leaf.id == entry_id or (leaf.type == "branch" and leaf.parent_id == entry_id)),
+        "is_leaf": is_leaf,
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
-        "can_continue": session_status(session=session).state == "idle"
-        and session.owner_id == request.user.pk,
+        "owner": owner,
+        "can_continue": owner and session_status(session=session).state == "idle",
+        # what "continue from here" rolls back (store.comparisons.rewind_preview_at, from
+        # the paths read above)
+        "preview": None
+        if is_leaf
+        else rewind_preview_of(session=session, target_rows=path, leaf_rows=active),
+        # the turn's prompt, when it has one; the first of a session cannot be sent again
+        "prompt_id": prompt.id if prompt is not None else "",
+        "first_prompt": prompt is not None and prompt.parent_id is None,
+        "has_reply": any(s.kind == "reply" for s in steps),
+        "kept": kept or {},
+        "max_prompt_chars": settings.JAIWEB_MAX_PROMPT_CHARS,
     }
-    return render(request, "studio/inspector.html", ctx)
 
 
 INSPECTOR_STEPS = 60  # the last steps of a very long turn shown in the inspector

@@ -1,0 +1,205 @@
+"""The inspector's branch tools: fork into a new session, regenerate a reply, edit and
+resend a prompt, put a panel from another branch on this one (a cherry-pick).
+
+Like the writes of writes.py: POST, HTMX answers with the changed regions out of band
+(a plain form post is redirected), a refusal with its ``http_status`` and a sentence in
+#form-error. A write that found the leaf moved (another tab) also brings the page and the
+inspector up to date, with what was typed kept in its box.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from jaiweb.sessions.branch_commands import (
+    panel_cherry_pick,
+    prompt_resend,
+    reply_regenerate,
+    session_fork,
+)
+from jaiweb.store.errors import (
+    InvalidEntry,
+    NotApplicable,
+    PromptRateLimited,
+    StaleLeaf,
+    StoreError,
+)
+from jaiweb.studio.regions import regions_html
+from jaiweb.studio.views.access import is_htmx, own_session
+from jaiweb.studio.views.pages import inspector_context
+from jaiweb.studio.views.writes import refusal_message
+from journal.errors import UnknownEntry
+
+TITLE_MAX = 200  # a session's title (store.services.session_create)
+
+
+def _inspector(request: HttpRequest, session, entry_id: str, kept=None) -> str:
+    """The inspector again, out of band, for the node it showed (its forms name it: ``node``
+    and ``from``; else ``entry_id``), with the leaf as it is now."""
+    node = request.POST.get("node") or entry_id
+    ctx = inspector_context(request, session, node, request.POST.get("from"), kept=kept)
+    ctx["oob"] = True
+    return render_to_string("studio/inspector.html", ctx, request=request)
+
+
+def _done(request: HttpRequest, session, *, status: int = 200, inspector: str = "") -> HttpResponse:
+    """After a write: the regions and ``inspector`` (HTMX), or back to the page."""
+    if not is_htmx(request):
+        return redirect("studio-session", session.id)
+    session.refresh_from_db()
+    html = regions_html(session=session, language=get_language())
+    html += render_to_string("studio/form-error.html", {"message": ""})
+    return HttpResponse(html + inspector, status=status)
+
+
+def _refused(
+    request: HttpRequest,
+    session,
+    exc: StoreError,
+    *,
+    entry_id: str,
+    message: str | None = None,
+    kept: dict[str, str] | None = None,
+) -> HttpResponse:
+    """A refusal in #form-error; after a stale leaf, the page and the inspector caught up."""
+    message = message or refusal_message(exc)
+    if not is_htmx(request):
+        messages.error(request, message)
+        return redirect("studio-session", session.id)
+    html = render_to_string("studio/form-error.html", {"message": message})
+    if isinstance(exc, StaleLeaf):
+        session.refresh_from_db()
+        html += regions_html(session=session, language=get_language())
+        html += _inspector(request, session, entry_id, kept)
+    response = HttpResponse(html, status=exc.http_status)
+    if isinstance(exc, PromptRateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+def _expected(request: HttpRequest) -> str | None:
+    return request.POST.get("expected_leaf_id") or None  # the leaf the page shows
+
+
+@login_required
+@require_POST
+def fork_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """A new session holding root → ``entry_id``; the browser goes to it."""
+    session = own_session(request, session_id, write=True)
+    title = request.POST.get("title", "").strip()
+    kept = {"title": title}
+    if len(title) > TITLE_MAX:
+        message = _("A title has at most %(limit)s characters.") % {"limit": TITLE_MAX}
+        return _refused(request, session, InvalidEntry(message), entry_id=entry_id, message=message)
+    try:
+        fork = session_fork(
+            session=session, user=request.user, entry_id=entry_id, title=title or None
+        )
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    except StoreError as exc:
+        return _refused(request, session, exc, entry_id=entry_id, kept=kept)
+    url = reverse("studio-session", args=[fork.id])
+    if not is_htmx(request):
+        return redirect(url)
+    response = HttpResponse(status=200)
+    response["HX-Redirect"] = url
+    return response
+
+
+@login_required
+@require_POST
+def regenerate_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """Another reply to the prompt of ``entry_id``'s turn: a sibling branch; a run starts."""
+    session = own_session(request, session_id, write=True)
+    try:
+        reply_regenerate(
+            session=session,
+            user=request.user,
+            entry_id=entry_id,
+            expected_leaf_id=_expected(request),
+        )
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    except NotApplicable as exc:
+        message = _(
+            "The reply to the first prompt cannot be drawn again in this session; fork "
+            "into a new session from it instead."
+        )
+        return _refused(request, session, exc, entry_id=entry_id, message=message)
+    except StoreError as exc:
+        return _refused(request, session, exc, entry_id=entry_id)
+    return _done(request, session, status=202, inspector=_emptied(request, session))
+
+
+@login_required
+@require_POST
+def resend_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """The prompt ``entry_id`` edited and sent again: a new branch at its parent."""
+    session = own_session(request, session_id, write=True)
+    text = request.POST.get("text", "")
+    kept = {"text": text}
+    if not text.strip():
+        message = _("Write the prompt to send.")
+        return _refused(request, session, InvalidEntry(message), entry_id=entry_id, message=message)
+    try:
+        prompt_resend(
+            session=session,
+            user=request.user,
+            entry_id=entry_id,
+            text=text,
+            expected_leaf_id=_expected(request),
+        )
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    except NotApplicable as exc:
+        message = _(
+            "Only a prompt after the first can be edited and sent again; fork into a new "
+            "session to start over from the first."
+        )
+        return _refused(request, session, exc, entry_id=entry_id, message=message)
+    except StoreError as exc:
+        return _refused(request, session, exc, entry_id=entry_id, kept=kept)
+    return _done(request, session, status=202, inspector=_emptied(request, session))
+
+
+@login_required
+@require_POST
+def cherry_pick_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
+    """The panel ``entry_id`` put on the active branch (not drawn or charged again)."""
+    session = own_session(request, session_id, write=True)
+    take_state = request.POST.get("take_state") in ("on", "true", "1")
+    try:
+        panel_cherry_pick(
+            session=session,
+            entry_id=entry_id,
+            expected_leaf_id=_expected(request),
+            take_state=take_state,
+        )
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    except NotApplicable as exc:
+        message = _("Only a panel can be put on another branch.")
+        return _refused(request, session, exc, entry_id=entry_id, message=message)
+    except StoreError as exc:
+        return _refused(request, session, exc, entry_id=entry_id)
+    if not is_htmx(request):
+        return _done(request, session)
+    # the inspector stays on the turn picked from, so its other panels can follow
+    session.refresh_from_db()
+    return _done(request, session, inspector=_inspector(request, session, entry_id))
+
+
+def _emptied(request: HttpRequest, session) -> str:
+    """The inspector emptied: the node it showed is no longer where the session is."""
+    return render_to_string(
+        "studio/inspector.html", {"session": session, "oob": True}, request=request
+    )
