@@ -2,7 +2,15 @@
 
 from django.urls import path
 
-from jaiweb.studio.views import files, pages, sessions, shared, transfer, writes
+from jaiweb.studio.views import (
+    compare,
+    files,
+    pages,
+    sessions,
+    shared,
+    transfer,
+    writes,
+)
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -46,6 +54,7 @@ urlpatterns = [
         transfer.session_export_view,
         name="studio-session-export",
     ),
+    path("sessions/<str:session_id>/compare", compare.compare_page, name="studio-compare"),
     # Served by the websocket consumer (routing.py); named here so templates can link it.
     path("ws/sessions/<str:session_id>/", pages.ws_placeholder, name="studio-ws"),
 ]
