@@ -5,18 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Max, Q
 
 from jaiweb.store.comparisons import branches_compare
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows
 from jaiweb.studio.selectors import Panel, characters_of, strip_panels
 from journal.branches import CHARACTER_FIELDS, Effects
-from journal.entries import UserMessage
+from journal.entries import ToolResultMessage, UserMessage
 
 PROMPT_CHARS = 160  # a prompt or a narration on the compare page: its first words
 LEAVES_SHOWN = 50  # the picker lists the newest branch ends, not every one of a huge tree
+# Each side shows its first panels and prompts after the fork (where the two part is what
+# a comparison is about); ``whole=True`` shows all of them.
+SIDE_SHOWN = 24
 
 
 def _brief(text: str) -> str:
@@ -29,8 +32,10 @@ class SideView:
     """One branch from the fork point on, as the page shows it."""
 
     node_id: str | None
-    prompts: list[str]  # the person's prompts on this side, in order (brief)
-    panels: list[Panel]
+    prompts: list[str]  # the person's first prompts on this side, in order (brief)
+    panels: list[Panel]  # its first panels
+    more_prompts: int  # how many more prompts and panels the side has than it shows
+    more_panels: int
     entries: int  # how many entries this side has past the fork point
     effects: Effects
     permission_mode: str
@@ -62,20 +67,42 @@ class CompareView:
         return self.left.permission_mode != self.right.permission_mode
 
 
-def _side(node_id: str | None, rows: list[StoredEntry], effects: Effects, state: dict) -> SideView:
+def _is_drawn_panel(row: StoredEntry) -> bool:
+    """A drawn panel's result (what the strip shows), read off an entry already parsed."""
+    message = getattr(row.entry, "message", None)
+    return (
+        isinstance(message, ToolResultMessage)
+        and message.tool_name == "generate_image"
+        and not message.is_error
+        and isinstance((message.details or {}).get("image_id"), str)
+    )
+
+
+def _side(
+    node_id: str | None, rows: list[StoredEntry], effects: Effects, state: dict, shown: int
+) -> SideView:
     messages = [r for r in rows if r.type == "message"]
     parse_rows(messages)
     prompts = [
-        _brief(r.entry.message.content)
-        for r in messages
-        if isinstance(r.entry.message, UserMessage)
+        r.entry.message.content for r in messages if isinstance(r.entry.message, UserMessage)
     ]
-    panels = [
-        Panel(p.image_id, p.entry_id, _brief(p.prompt), _brief(p.narration), "", p.published)
-        for p in strip_panels(messages)
-    ]
+    # The strip's own fold (prompts and narrations of each panel) only as far as the last
+    # panel shown; the rest is counted.
+    drawn = [k for k, r in enumerate(messages) if _is_drawn_panel(r)]
+    cut = drawn[shown] if len(drawn) > shown else len(messages)
+    panels = strip_panels(messages[:cut])
     return SideView(
-        node_id, prompts, panels, len(rows), effects, state.get("permission_mode", "ask")
+        node_id,
+        [_brief(text) for text in prompts[:shown]],
+        [
+            Panel(p.image_id, p.entry_id, _brief(p.prompt), _brief(p.narration), "", p.published)
+            for p in panels
+        ],
+        max(0, len(prompts) - shown),
+        len(drawn) - len(panels),
+        len(rows),
+        effects,
+        state.get("permission_mode", "ask"),
     )
 
 
@@ -90,15 +117,19 @@ def _fields(left: dict, right: dict) -> list[FieldRow]:
     return rows
 
 
-def compare_view(*, session: ComicSession, left_id: str, right_id: str) -> CompareView:
+def compare_view(
+    *, session: ComicSession, left_id: str, right_id: str, whole: bool = False
+) -> CompareView:
     """The branches ending at two nodes from where they part (``UnknownEntry`` for a node
-    not in the session): O(depth) of each, like the JSON endpoint."""
+    not in the session): O(depth) of each, like the JSON endpoint. Each side's first
+    SIDE_SHOWN prompts and panels, or with ``whole`` every one."""
     got = branches_compare(session=session, left_id=left_id, right_id=right_id)
     c = got.comparison
+    shown = len(got.left_rows) + len(got.right_rows) if whole else SIDE_SHOWN
     return CompareView(
         c.fork_id,
-        _side(c.left.node_id, got.left_rows, c.left.effects, c.left.state),
-        _side(c.right.node_id, got.right_rows, c.right.effects, c.right.state),
+        _side(c.left.node_id, got.left_rows, c.left.effects, c.left.state, shown),
+        _side(c.right.node_id, got.right_rows, c.right.effects, c.right.state, shown),
         _fields(c.left.state, c.right.state),
     )
 
@@ -109,25 +140,50 @@ class BranchEnd:
 
     entry_id: str
     timestamp: datetime
-    prompt: str  # the last prompt on root → this leaf (brief), "" before the first
+    prompt: str  # the last prompt of its branch (brief; "" when none is near: last_prompts)
     current: bool  # the session's leaf
 
 
-def branch_prompt(*, session: ComicSession, leaf_id: str) -> str:
-    """The last prompt of a branch: the path's ids and types, then its last turn's messages
-    parsed in one go (a turn is a handful of entries, so rarely a second look)."""
-    rows = branch_rows(session=session, leaf_id=leaf_id, lazy=True)
-    messages = [r for r in rows if r.type == "message"]
-    while messages:
-        window, messages = messages[-PROMPT_WINDOW:], messages[:-PROMPT_WINDOW]
-        parse_rows(window)
-        for row in reversed(window):
-            if isinstance(row.entry.message, UserMessage):
-                return _brief(row.entry.message.content)
-    return ""
+PROMPT_REACH = 64  # entries walked up from a branch end to find its last prompt
 
 
-PROMPT_WINDOW = 16  # messages read back at a time looking for a branch's last prompt
+_UP_SQL = """
+    WITH RECURSIVE up(leaf, entry_id, parent_id, depth) AS (
+        SELECT entry_id, entry_id, parent_id, 0 FROM store_entry
+         WHERE session_id = %s AND entry_id IN ({marks})
+        UNION ALL
+        SELECT up.leaf, e.entry_id, e.parent_id, up.depth + 1
+          FROM up JOIN store_entry e ON e.session_id = %s AND e.entry_id = up.parent_id
+         WHERE up.depth < %s
+    )
+    SELECT up.leaf, up.depth, e.seq FROM up
+      JOIN store_entry e ON e.session_id = %s AND e.entry_id = up.entry_id
+     WHERE e.type = 'message'"""
+
+
+def last_prompts(*, session: ComicSession, node_ids: list[str]) -> dict[str, str]:
+    """Each node's branch named by its last prompt (brief): the nearest user message at
+    most PROMPT_REACH entries up from it, "" when none is that near. Two queries for all
+    the nodes, whatever the depth of their branches: the walk up, then those messages."""
+    ids = list(dict.fromkeys(node_ids))
+    if not ids:
+        return {}
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _UP_SQL.format(marks=marks), [session.id, *ids, session.id, PROMPT_REACH, session.id]
+        )
+        found = cursor.fetchall()  # (node, steps up, seq) of every message on the way
+    prompts = dict(
+        Entry.objects.filter(
+            session=session, seq__in={seq for _, _, seq in found}, payload__message__role="user"
+        ).values_list("seq", "payload__message__content")
+    )
+    out: dict[str, str] = {}
+    for node, _, seq in sorted(found, key=lambda row: row[1]):
+        if node not in out and seq in prompts:
+            out[node] = _brief(str(prompts[seq]))
+    return {node: out.get(node, "") for node in ids}
 
 
 def branch_ends(*, session: ComicSession) -> list[BranchEnd]:
@@ -145,17 +201,18 @@ def branch_ends(*, session: ComicSession) -> list[BranchEnd]:
     where = Q()
     for end in ends:
         where |= Q(chain=end["chain"], chain_pos=end["last"])
-    leaves = (
+    leaves = list(
         Entry.objects.filter(session=session)
         .filter(where)
         .order_by("-seq")
         .values_list("entry_id", "timestamp")
     )
+    prompts = last_prompts(session=session, node_ids=[entry_id for entry_id, _ in leaves])
     return [
         BranchEnd(
             entry_id,
             ts,
-            branch_prompt(session=session, leaf_id=entry_id),
+            prompts[entry_id],
             entry_id == session.leaf_id,
         )
         for entry_id, ts in leaves

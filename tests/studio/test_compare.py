@@ -142,3 +142,31 @@ def test_the_inspector_of_a_node_on_another_branch_offers_the_comparison(client,
     assert f"/sessions/{forked.id}/compare?left=lp2&amp;right=xq" in html
     html = client.get(f"/sessions/{forked.id}/entries/lp2/").content.decode()
     assert 'data-action="compare-with-current"' not in html  # the current branch itself
+
+
+def test_a_long_side_shows_its_first_panels_and_says_how_many_more(client, alice):
+    from jaiweb.studio.comparisons import SIDE_SHOWN
+
+    entries, parent = [user("u0", None, "start")], "u0"
+    for n in range(SIDE_SHOWN + 3):
+        entries += [
+            user(f"q{n}", parent, f"prompt {n}"),
+            assistant(f"a{n}", f"q{n}", calls=[(f"c_p{n}", "generate_image")]),
+            panel(f"p{n}", f"a{n}"),
+        ]
+        parent = f"p{n}"
+    session = session_create(owner=alice, title="long")
+    with transaction.atomic():
+        Entry.objects.bulk_create(entry_rows(session.id, entries))
+        ComicSession.objects.filter(pk=session.id).update(leaf_id=parent, entry_count=len(entries))
+    client.force_login(alice)
+    html = compare(client, session, left="u0", right=parent).content.decode()
+    right = html.split('class="compare-side" data-side="right"')[1]
+    assert right.count("<figure") == SIDE_SHOWN and 'data-more-panels="3"' in right
+    assert 'data-more-prompts="3"' in right and f'data-panels="{SIDE_SHOWN + 3}"' in right
+    assert "img_p0" in right and f"img_p{SIDE_SHOWN}" not in right  # the first after the fork
+    html = compare(client, session, left="u0", right=parent, all="1").content.decode()
+    assert (
+        html.split('class="compare-side" data-side="right"')[1].count("<figure") == SIDE_SHOWN + 3
+    )
+    assert "data-more-panels" not in html

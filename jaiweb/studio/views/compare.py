@@ -33,10 +33,13 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
     a picker of the session's branch ends; without both nodes, the picker and what to do."""
     session = own_session(request, session_id)
     left, right = request.GET.get("left", ""), request.GET.get("right", "")
+    whole = request.GET.get("all") == "1"
     comparison = None
     try:
         if left and right:
-            comparison = compare_view(session=session, left_id=_node(left), right_id=_node(right))
+            comparison = compare_view(
+                session=session, left_id=_node(left), right_id=_node(right), whole=whole
+            )
         else:
             for given in (left, right):
                 if given and not entry_exists(session=session, entry_id=_node(given)):
@@ -51,6 +54,7 @@ def compare_page(request: HttpRequest, session_id: str) -> HttpResponse:
         "ends": ends,
         "left_id": left,
         "right_id": right,
+        "whole": whole,
         # a node picked elsewhere (the inspector) that is no branch end gets its own option
         "extra_ids": [n for n in dict.fromkeys((left, right)) if n and n not in listed],
     }

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.shares import share_link_create, share_link_revoke, share_links_of
-from jaiweb.studio.comparisons import branch_prompt
+from jaiweb.studio.comparisons import last_prompts
 from jaiweb.studio.views.access import is_htmx, own_session
 from journal.errors import UnknownEntry
 from journal.jsonvalues import check_text
@@ -38,15 +38,10 @@ class LinkRow:
 def _panel(
     request: HttpRequest, session, *, made_url: str = "", error: str = "", status: int = 200
 ) -> HttpResponse:
+    shares = share_links_of(session_id=session.id)[::-1]  # the newest first
+    prompts = last_prompts(session=session, node_ids=[s.leaf_id for s in shares])
     links = [
-        LinkRow(
-            s.id,
-            s.leaf_id,
-            branch_prompt(session=session, leaf_id=s.leaf_id),
-            s.created_at,
-            s.revoked_at,
-        )
-        for s in reversed(share_links_of(session_id=session.id))
+        LinkRow(s.id, s.leaf_id, prompts[s.leaf_id], s.created_at, s.revoked_at) for s in shares
     ]
     ctx = {
         "session": session,
