@@ -34,8 +34,8 @@ class SideView:
     node_id: str | None
     prompts: list[str]  # the person's first prompts on this side, in order (brief)
     panels: list[Panel]  # its first panels
-    more_prompts: int  # how many more prompts and panels the side has than it shows
-    more_panels: int
+    more_prompts: int  # how many more prompts the side has than it shows
+    more_panels: int  # and how many more panels
     entries: int  # how many entries this side has past the fork point
     effects: Effects
     permission_mode: str
@@ -209,11 +209,6 @@ def branch_ends(*, session: ComicSession) -> list[BranchEnd]:
     )
     prompts = last_prompts(session=session, node_ids=[entry_id for entry_id, _ in leaves])
     return [
-        BranchEnd(
-            entry_id,
-            ts,
-            prompts[entry_id],
-            entry_id == session.leaf_id,
-        )
+        BranchEnd(entry_id, ts, prompts[entry_id], entry_id == session.leaf_id)
         for entry_id, ts in leaves
     ]
