@@ -508,7 +508,7 @@ def bench_compare(backend: str, args, summary: Summary) -> None:
     if backend == "postgresql":
         with connection.cursor() as cur:
             cur.execute("ANALYZE")
-    where = "near the root" if fork_at < depth // 4 else "further down"
+    where = "near the root" if fork_at < depth // 4 else f"{fork_at / depth:.0%} of the way down"
     print(
         f"  a {len(entries):,}-entry session: two leaves {depth:,} entries from the root, "
         f"parting after entry {fork_at} ({where}), so each side is {depth - fork_at - 1:,} "
