@@ -5,8 +5,9 @@ From the inspector of the laxative's turn, "compare with the current branch" sho
 sides from where they part, the buff at each end (both values, marked as different) and
 what each side spent; the compare page's picker swaps the sides. A share link of the
 lollipop's branch, opened in a fresh logged-out browser context, shows that branch's strip
-and nothing else; once revoked, the same address answers 404 there. The database is read
-only to know when a run is over and what the branches hold.
+and nothing else; once revoked, the same address answers 404 there. "Share up to here"
+in the inspector of the laxative's turn pins a link to that branch instead. The database
+is read only to know when a run is over and what the branches hold.
 """
 
 from __future__ import annotations
@@ -156,3 +157,17 @@ def test_compare_the_laxative_and_the_lollipop_then_share_and_revoke(shared_stud
     assert page.locator('[data-action="revoke-share"]').count() == 0
     assert stranger.goto(url).status == 404
     assert stranger.locator("[data-shared-branch]").count() == 0
+
+    # a link pinned to the node open in the inspector: the laxative's turn, left behind
+    page.reload()
+    page.locator(f'#tree .node[data-entry-id="{laxative}"]').click()
+    page.locator('#inspector [data-action="share-up-to-here"]').click()
+    made = page.locator("[data-share-url]")
+    made.wait_for(state="visible")  # the share panel opened to show it
+    newest = page.locator("table.share-links tr[data-share-link]").first
+    assert newest.get_attribute("data-leaf-id") == laxative
+    assert newest.get_attribute("data-revoked") is None
+    assert page.locator('table.share-links tr[data-revoked="true"]').count() == 1
+    assert stranger.goto(made.input_value()).status == 200
+    html = stranger.content()
+    assert laxative_image in html and lollipop_image not in html
