@@ -8,11 +8,11 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Max, Q
 
-from jaiweb.store.comparisons import branches_compare
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
+from jaiweb.store.selectors import branch_rows
 from jaiweb.studio.selectors import Panel, characters_of, strip_panels
-from journal.branches import CHARACTER_FIELDS, Effects
+from journal.branches import CHARACTER_FIELDS, Effects, effects_of
 from journal.entries import ToolResultMessage, UserMessage
 
 PROMPT_CHARS = 160  # a prompt or a narration on the compare page: its first words
@@ -78,18 +78,30 @@ def _is_drawn_panel(row: StoredEntry) -> bool:
     )
 
 
-def _side(
-    node_id: str | None, rows: list[StoredEntry], effects: Effects, state: dict, shown: int
-) -> SideView:
+def _end_state(path: list[StoredEntry], initial: dict) -> dict:
+    """The app state at the end of a path (``journal.branches.state_on``), parsing only the
+    last ``app_state`` row."""
+    for row in reversed(path):
+        if row.type == "app_state":
+            return row.entry.value
+    return initial
+
+
+def _side(node_id: str | None, rows: list[StoredEntry], state: dict, shown: int) -> SideView:
+    """One side, parsing only what it shows or counts: rows whose JSON may hold a panel or
+    a post (the effects), may be a prompt, and the stretch up to the last panel shown. The
+    fold of the effects is the core's (``effects_of``) over exactly those rows."""
     messages = [r for r in rows if r.type == "message"]
-    parse_rows(messages)
-    prompts = [
-        r.entry.message.content for r in messages if isinstance(r.entry.message, UserMessage)
+    effects = [
+        r for r in messages if r.may_contain('"image_id"') or r.may_contain('"publish_panel"')
     ]
+    asked = [r for r in messages if r.may_contain('"user"')]
+    parse_rows(effects + asked)
+    prompts = [r.entry.message.content for r in asked if isinstance(r.entry.message, UserMessage)]
+    drawn = [r for r in effects if _is_drawn_panel(r)]
     # The strip's own fold (prompts and narrations of each panel) only as far as the last
     # panel shown; the rest is counted.
-    drawn = [k for k, r in enumerate(messages) if _is_drawn_panel(r)]
-    cut = drawn[shown] if len(drawn) > shown else len(messages)
+    cut = messages.index(drawn[shown]) if len(drawn) > shown else len(messages)
     panels = strip_panels(messages[:cut])
     return SideView(
         node_id,
@@ -101,7 +113,7 @@ def _side(
         max(0, len(prompts) - shown),
         len(drawn) - len(panels),
         len(rows),
-        effects,
+        effects_of(r.entry for r in effects),
         state.get("permission_mode", "ask"),
     )
 
@@ -121,16 +133,25 @@ def compare_view(
     *, session: ComicSession, left_id: str, right_id: str, whole: bool = False
 ) -> CompareView:
     """The branches ending at two nodes from where they part (``UnknownEntry`` for a node
-    not in the session): O(depth) of each, like the JSON endpoint. Each side's first
-    SIDE_SHOWN prompts and panels, or with ``whole`` every one."""
-    got = branches_compare(session=session, left_id=left_id, right_id=right_id)
-    c = got.comparison
-    shown = len(got.left_rows) + len(got.right_rows) if whole else SIDE_SHOWN
+    not in the session), as ``store.comparisons.branches_compare`` folds them for the API:
+    O(depth) of each, but the entries this page neither shows nor counts stay unparsed
+    (a whole path's parse was most of a cold page). Each side's first SIDE_SHOWN prompts
+    and panels, or with ``whole`` every one."""
+    left = branch_rows(session=session, leaf_id=left_id)
+    right = branch_rows(session=session, leaf_id=right_id)
+    shared = 0
+    for a, b in zip(left, right, strict=False):
+        if a.entry_id != b.entry_id:
+            break
+        shared += 1
+    initial = session.initial_app_state
+    left_state, right_state = _end_state(left, initial), _end_state(right, initial)
+    shown = len(left) + len(right) if whole else SIDE_SHOWN
     return CompareView(
-        c.fork_id,
-        _side(c.left.node_id, got.left_rows, c.left.effects, c.left.state, shown),
-        _side(c.right.node_id, got.right_rows, c.right.effects, c.right.state, shown),
-        _fields(c.left.state, c.right.state),
+        left[shared - 1].entry_id if shared else None,
+        _side(left_id, left[shared:], left_state, shown),
+        _side(right_id, right[shared:], right_state, shown),
+        _fields(left_state, right_state),
     )
 
 

@@ -170,3 +170,20 @@ def test_a_long_side_shows_its_first_panels_and_says_how_many_more(client, alice
         html.split('class="compare-side" data-side="right"')[1].count("<figure") == SIDE_SHOWN + 3
     )
     assert "data-more-panels" not in html
+
+
+def test_the_page_and_the_json_endpoint_agree(client, alice, forked):
+    client.force_login(alice)
+    html = compare(client, forked, left="xq", right="lp2").content.decode()
+    api = client.get(f"/api/v1/sessions/{forked.id}/compare", {"left": "xq", "right": "lp2"})
+    answer = api.json()
+    assert f'data-fork-id="{answer["fork_id"]}"' in html
+    for name in ("left", "right"):
+        section = html.split(f'class="compare-side" data-side="{name}"')[1].split("</section>")[0]
+        for key, value in answer[name]["effects"].items():
+            assert f'data-{key}="{value}"' in section, (name, key)
+    differing = {(c["character"], c["field"]) for c in answer["changes"] if c["character"]}
+    marked = set(
+        re.findall(r'<tr data-character="([^"]+)" data-field="(\w+)" class="differs"', html)
+    )
+    assert marked == differing
