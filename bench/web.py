@@ -1,6 +1,7 @@
 """The studio on the web: server time and size of a 10,000-entry studio page (<= 150 ms,
 <= 2 MB), a model token to Chromium's DOM (<= 50 ms), one session's narration fanned out
-to 100 websocket watchers. What each part measures: docs/PERFORMANCE.md ("The studio").
+to 100 websocket watchers, two 1,000-deep branches compared (<= 200 ms). What each part
+measures: docs/PERFORMANCE.md ("The studio").
 
     .venv/bin/python bench/web.py                      # SQLite (+ PostgreSQL if named)
     .venv/bin/python bench/web.py --quick --parts page # fewer repeats and tokens, one part
@@ -63,7 +64,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-PARTS = ("page", "stream", "fanout")
+PARTS = ("page", "stream", "fanout", "compare")
 QUICK = {
     "repeat": (11, 5),
     "tokens": (150, 60),
@@ -455,6 +456,151 @@ def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bo
             for ln in lines[head : head + count + 1]:
                 ln = ln.replace(str(ROOT) + "/", "").replace(sys.prefix + "/", "")
                 print(f"      {ln[:130]}")
+
+
+# --- part 4: two branches compared ---------------------------------------------------------
+
+COMPARE_MS = 200
+
+
+def compare_session_entries(depth: int, fork_at: int) -> tuple[list, str, str]:
+    """Two branches whose leaves are ``depth`` entries from the root, parting after entry
+    ``fork_at``: the left one the main line, the right one opened by a rewind to the fork
+    point (a branch entry), its cycle one turn later, so the buffs at the two ends differ.
+    Returns the entries and the two leaves."""
+    from bench.store import T0
+    from journal.entries import BranchEntry
+
+    entries, parent = [], None
+    for i in range(depth):
+        entry = studio_entry(i, f"m{i}", parent, T0 + timedelta(seconds=i))
+        entries.append(entry)
+        parent = entry.id
+    left = parent
+    fork = f"m{fork_at}"
+    ts = T0 + timedelta(days=1)
+    entries.append(BranchEntry(id="b0", parent_id=fork, timestamp=ts, from_id=left))
+    parent = "b0"
+    for i in range(fork_at + 1, depth - 1):  # with the branch entry: ``depth`` deep too
+        entry = studio_entry(i + 9, f"r{i}", parent, ts + timedelta(seconds=i))
+        entries.append(entry)
+        parent = entry.id
+    return entries, left, parent
+
+
+def bench_compare(backend: str, args, summary: Summary) -> None:
+    """The compare page and the JSON endpoint for two ~1,000-deep branches, beside their
+    floors in the same run: the plain read of both paths (``branch_rows``, what any answer
+    must read) and the pure fold (``compare_branches`` over the parsed entries)."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.store.rows import parse_rows
+    from jaiweb.store.selectors import branch_rows
+    from journal.branches import compare_branches
+
+    owner = get_user_model().objects.create(username="bench-compare")
+    depth, fork_at = args.compare_depth, args.compare_fork
+    entries, left, right = compare_session_entries(depth, fork_at)
+    session = session_from_entries(owner=owner, entries=entries, leaf_id=right, title="compare")
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")
+    where = "near the root" if fork_at < depth // 4 else f"{fork_at / depth:.0%} of the way down"
+    print(
+        f"  a {len(entries):,}-entry session: two leaves {depth:,} entries from the root, "
+        f"parting after entry {fork_at} ({where}), so each side is {depth - fork_at - 1:,} "
+        "entries past the fork point"
+    )
+    del entries
+    gc.collect()
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(owner)
+    query = f"left={left}&right={right}"
+    page_url = f"/sessions/{session.id}/compare?{query}"
+    api_url = f"/api/v1/sessions/{session.id}/compare?{query}"
+
+    def get(url: str, *, cold: bool = False) -> float:
+        if cold:
+            parsed_entries.clear()
+        start = time.perf_counter()
+        response = client.get(url)
+        spent = time.perf_counter() - start
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {url}: {response.status_code}")
+        return spent
+
+    def read_both(*, cold: bool = False, parse: bool = True) -> float:
+        if cold:
+            parsed_entries.clear()
+        start = time.perf_counter()
+        for leaf in (left, right):
+            rows = branch_rows(session=session, leaf_id=leaf)
+            if parse:
+                parse_rows(rows)
+        return time.perf_counter() - start
+
+    left_path = [r.entry for r in branch_rows(session=session, leaf_id=left)]
+    right_path = [r.entry for r in branch_rows(session=session, leaf_id=right)]
+
+    def fold() -> float:
+        start = time.perf_counter()
+        compare_branches(left_path, right_path, session.initial_app_state)
+        return time.perf_counter() - start
+
+    body = client.get(page_url).content  # templates compiled, nothing timed yet
+    answer = client.get(api_url).json()
+    assert answer["fork_id"] == f"m{fork_at}", answer["fork_id"]
+    names = (
+        *("page cold", "page warm", "api cold", "api warm"),
+        *("read cold", "read warm", "rows cold", "fold"),
+    )
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(args.repeat):  # interleaved, so that noise falls on every figure alike
+        times["page cold"].append(get(page_url, cold=True))
+        times["page warm"].append(get(page_url))
+        times["api cold"].append(get(api_url, cold=True))
+        times["api warm"].append(get(api_url))
+        times["read cold"].append(read_both(cold=True))
+        times["read warm"].append(read_both())
+        times["rows cold"].append(read_both(cold=True, parse=False))
+        times["fold"].append(fold())
+    med = {name: statistics.median(v) for name, v in times.items()}
+    differs = sum(1 for c in answer["changes"])
+    print(
+        f"  GET {page_url.split('?')[0]}?left=…&right=… and the JSON endpoint in this process "
+        f"(test Client), median of {args.repeat}; HTML {len(body):,} B, "
+        f"{answer['left']['effects']['panels']} + {answer['right']['effects']['panels']} panels, "
+        f"{differs} state change(s):"
+    )
+    for what, key in (("studio page", "page"), ("JSON endpoint", "api")):
+        for temp in ("cold", "warm"):
+            value, floor = med[f"{key} {temp}"], med[f"read {temp}"]
+            met = value <= COMPARE_MS / 1e3
+            p90 = percentile(times[f"{key} {temp}"], 0.9)
+            print(
+                f"    {what}, {temp}: {ms(value)} (p90 {ms(p90)})"
+                f" / floor {ms(floor)} (branch_rows + parse of both paths, {temp}) = "
+                f"{value / floor:.1f}x   (target <= {COMPARE_MS} ms) {verdict(met)}; {load()}"
+            )
+            summary.add(
+                f"compare {depth:,}-deep, {what}, {temp} / floor",
+                f"{ms(value)} / {ms(floor)}",
+                f"<= {COMPARE_MS} ms",
+                met,
+            )
+    print(
+        f"    floors: both paths' rows read without parsing them, cold {ms(med['rows cold'])} "
+        f"(the studio page parses only what it shows or counts, so its cold figure may come "
+        f"under the parsed floor); the pure fold (compare_branches over the parsed paths, in "
+        f"memory) {ms(med['fold'])}"
+    )
+    summary.add(
+        "compare floors: rows read unparsed, cold / pure fold",
+        f"{ms(med['rows cold'])} / {ms(med['fold'])}",
+    )
 
 
 # --- the studio child, its user and sessions ---------------------------------------------
@@ -932,6 +1078,8 @@ def run_backend(backend: str, args) -> None:
             bench_page(backend, args, summary)
         if parts & {"stream", "fanout"}:
             live_parts(backend, args, parts, summary)
+        if "compare" in parts:
+            bench_compare(backend, args, summary)
     if args.results:
         with open(args.results, "a") as out:
             out.write(json.dumps(summary.rows, ensure_ascii=False) + "\n")
@@ -1007,7 +1155,7 @@ def resolve(args) -> None:
 def main() -> None:
     parser_ = parser(__doc__)
     parser_.add_argument("--quick", action="store_true", help="fewer repeats and tokens")
-    parser_.add_argument("--parts", default=",".join(PARTS), help="page,stream,fanout")
+    parser_.add_argument("--parts", default=",".join(PARTS), help=",".join(PARTS))
     parser_.add_argument("--repeat", type=int, help="page requests per figure (11; quick 5)")
     parser_.add_argument("--depth", type=int, default=8000)
     parser_.add_argument("--forks", type=int, default=400)
@@ -1021,6 +1169,10 @@ def main() -> None:
     parser_.add_argument("--narration-interval-ms", type=float, default=10)
     parser_.add_argument(
         "--fanout-entries", type=int, default=0, help="history of the watched session (0: new)"
+    )
+    parser_.add_argument("--compare-depth", type=int, default=1000, help="compare: leaf depth")
+    parser_.add_argument(
+        "--compare-fork", type=int, default=9, help="compare: entries shared before the fork"
     )
     parser_.add_argument("--results", help=argparse.SUPPRESS)  # where a backend child writes
     args = parser_.parse_args()

@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from jaiweb.studio.views import branch_writes, files, pages, sessions, shared, transfer, writes
+from jaiweb.studio.views import (
+    branch_writes,
+    compare,
+    files,
+    pages,
+    sessions,
+    share_links,
+    shared,
+    transfer,
+    writes,
+)
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -65,6 +75,22 @@ urlpatterns = [
         "sessions/<str:session_id>/session.jsonl",
         transfer.session_export_view,
         name="studio-session-export",
+    ),
+    path("sessions/<str:session_id>/compare", compare.compare_page, name="studio-compare"),
+    path(
+        "sessions/<str:session_id>/share-links",
+        share_links.share_links_view,
+        name="studio-share-links",
+    ),
+    path(
+        "sessions/<str:session_id>/share-links/new",
+        share_links.share_link_create_view,
+        name="studio-share-create",
+    ),
+    path(
+        "sessions/<str:session_id>/share-links/<int:link_id>/revoke",
+        share_links.share_link_revoke_view,
+        name="studio-share-revoke",
     ),
     # Served by the websocket consumer (routing.py); named here so templates can link it.
     path("ws/sessions/<str:session_id>/", pages.ws_placeholder, name="studio-ws"),

@@ -217,3 +217,23 @@
     leaf.tabIndex = 0;
   }
 })();
+
+// --- share links: the copy button beside a link just made (shown once). The field stays
+// selected when the clipboard is not available (plain http), so Ctrl+C still copies it.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest('[data-action="copy-share-url"]');
+    if (!button) return;
+    var field = button.parentElement.querySelector("[data-share-url]");
+    if (!field) return;
+    field.focus();
+    field.select();
+    function copied() { button.textContent = button.dataset.copied || button.textContent; }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(field.value).then(copied, function () {});
+    } else if (document.execCommand && document.execCommand("copy")) {
+      copied();
+    }
+  });
+})();
