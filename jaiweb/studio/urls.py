@@ -3,6 +3,7 @@
 from django.urls import path
 
 from jaiweb.studio.views import files, pages, sessions, shared, transfer, writes
+from jaiweb.studio.views import timeline as timeline_views
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -24,6 +25,9 @@ urlpatterns = [
         name="studio-session-delete",
     ),
     path("sessions/<str:session_id>/tree", pages.tree_part, name="studio-tree"),
+    path(
+        "sessions/<str:session_id>/timeline", timeline_views.timeline_page, name="studio-timeline"
+    ),
     path("sessions/<str:session_id>/strip", pages.strip_part, name="studio-strip"),
     path(
         "sessions/<str:session_id>/entries/<str:entry_id>/",
