@@ -241,7 +241,7 @@
       if (position >= total) stop();
     }, 200);
     play.setAttribute("aria-pressed", "true");
-    play.textContent = "⏸";
+    play.textContent = "❚❚";
     play.setAttribute("aria-label", play.dataset.pause);
     play.title = play.dataset.pause;
   }
