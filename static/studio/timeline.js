@@ -102,9 +102,11 @@
   function nameNode(i, at) {
     const { tag, label } = named(nodes[i], at);
     const el = nodes[i].el;
+    if (el.dataset.tag === tag && nodes[i].drawn === label) return; // unchanged: no relayout
     el.querySelector(".tl-tag").textContent = words.tags[tag] || tag;
     el.querySelector(".tl-label").textContent = label;
     el.dataset.tag = tag;
+    nodes[i].drawn = label;
   }
   function panelElement(p) {
     if (p.el) return p.el;
