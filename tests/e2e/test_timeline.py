@@ -95,18 +95,16 @@ def test_the_slider_replays_the_story_and_the_tree_grows(shared_studio, page):
     node_of(page, first[0]).locator("xpath=ancestor::li[1]").locator(
         ':scope > .card [data-action="continue-turn"]'
     ).click()
-    wait_until(
-        lambda: (
-            Entry.objects.filter(session_id=session_id).order_by("-seq").first().type == "branch"
-        ),
-        10,
-        "the rewind",
+    rewind = wait_until(
+        lambda: Entry.objects.filter(session_id=session_id, type="branch").first(), 10, "the rewind"
     )
+    # the page knows it (the prompt is sent for that leaf), or the prompt is refused as stale
+    page.locator(f'#prompt-leaf[value="{rewind.entry_id}"]').wait_for(state="attached")
     run_with_approval(page, session_id, LOLLIPOP)
     third = branch_entry_ids(session_id)[len(first) + 1 :]  # after the rewind's entry
     studio_tree = tree_turns(page)
     total = Entry.objects.filter(session_id=session_id).count()
-    rewind_at = Entry.objects.get(session_id=session_id, type="branch").seq
+    rewind_at = rewind.seq
 
     # one link from the session page; it opens at the end: the tree as it is now
     page.locator('[data-action="open-timeline"]').click()
