@@ -184,7 +184,7 @@ def browser_figures(data_text: str, total: int, repeat: int) -> None:
             page.goto("http://bench.invalid/timeline")
             firsts.append(page.evaluate("window.__drawn"))
         print(
-            f"  page script, first draw at the end (parse the JSON, build every card): "
+            f"  page script, first draw at the end (parse the JSON, draw the cards in view): "
             f"{statistics.median(firsts):.0f} ms (median of {repeat} loads)"
         )
         figures = page.evaluate(
@@ -210,9 +210,9 @@ def browser_figures(data_text: str, total: int, repeat: int) -> None:
             total,
         )
         print(
-            f"  jump start ↔ end (hide or show every card): median {figures['jump']:.1f} ms, "
+            f"  jump start ↔ end: median {figures['jump']:.1f} ms, "
             f"max {figures['jumpMax']:.1f} ms; one step forward: median {figures['step']:.2f} ms, "
-            f"max {figures['stepMax']:.1f} ms ({figures['cards']} cards built); "
+            f"max {figures['stepMax']:.1f} ms ({figures['cards']} cards in the page); "
             "script time only, layout and paint come after"
         )
         browser.close()

@@ -1,10 +1,10 @@
 // The timeline: the whole session tree as it was after the first N entries of its journal.
 //
-// The page ships the timeline once (journal.timeline's rows). Nodes and panels come in the
-// order they appeared, so the tree at position N is a prefix of each list: moving from one
-// position to another shows or hides only what lies between them, and repaints the active
-// path (its length, not the session's size). Every text from the journal goes in with
-// textContent, never as HTML.
+// The page ships the timeline once (journal.timeline's rows). Nodes come in the order they
+// appeared, so the tree at position N is a prefix of them; a position costs the active
+// path (its depth) and the cards in view (the tree draws only those: a long session's
+// thousands of turns are not in the page at once). Every text from the journal goes in
+// with textContent, never as HTML.
 (function () {
   "use strict";
   const root = document.getElementById("timeline");
@@ -20,12 +20,10 @@
 
   const nodes = data.nodes.map((r) => ({
     id: r[0], parent: r[1], depth: r[2], lane: r[3], step: r[4],
-    tag: r[5], label: r[6], prompt: r[7], promptStep: r[8], el: null, edge: null,
+    tag: r[5], label: r[6], prompt: r[7], promptStep: r[8], el: null, edge: null, thumbs: 0,
   }));
   const panels = data.panels.map((r) => ({ node: r[0], step: r[1], image: r[2], el: null }));
   const steps = data.steps.map((r) => ({ ms: r[0], what: r[1], node: r[2], active: r[3], detail: r[4] }));
-  // nodes named by a prompt after they appeared (state edits led up to it): few
-  const renamed = nodes.flatMap((n, i) => (n.promptStep ? [i] : []));
   // the canvas at each number of nodes shown: the widest lane and deepest row so far
   const extent = [[0, 0]];
   for (const n of nodes) {
@@ -37,8 +35,7 @@
   const clock = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "medium" });
 
   let position = 0; // what is drawn
-  let nodesShown = 0, panelsShown = 0;
-  let path = []; // the active path drawn
+  let nodesShown = 0; // nodes[0 … nodesShown - 1] had appeared by then
 
   function fill(template, values) {
     return template.replace(/%\((\w+)\)s/g, (all, key) => (key in values ? values[key] : all));
@@ -60,7 +57,20 @@
     return fill(template, { tool: toolWords(s.detail) });
   }
 
-  function nodeElement(i) {
+  // Where each node sits, and each node's panels (their indexes, in order).
+  const cells = new Map();
+  const panelsOf = nodes.map(() => []);
+  nodes.forEach((n, i) => cells.set(n.lane * 1e6 + n.depth, i));
+  panels.forEach((p, k) => panelsOf[p.node].push(k));
+  const children = nodes.map(() => []);
+  nodes.forEach((n, i) => { if (n.parent !== null) children[n.parent].push(i); });
+
+  // Only the cards in (and just around) the tree's view are in the page: a long session's
+  // 1,000s of turns cost a draw only for the few dozen one can see.
+  const attached = new Map(); // node index → its card, in the page now
+  const edgeOf = new Map(); // child node index → its edge, in the page now
+
+  function card(i) {
     const n = nodes[i];
     if (n.el) return n.el;
     const el = document.createElement("div");
@@ -85,30 +95,23 @@
     thumbs.className = "tl-thumbs";
     el.append(head, thumbs);
     n.el = el;
-    tree.appendChild(el);
-    if (n.parent !== null) {
-      const p = nodes[n.parent];
-      const x1 = PAD + p.lane * COL + W / 2, y1 = PAD + p.depth * ROW + H;
-      const x2 = PAD + n.lane * COL + W / 2, y2 = PAD + n.depth * ROW;
-      const edge = document.createElementNS(SVG, "path");
-      const bend = (y2 - y1) / 2;
-      edge.setAttribute("d", `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`);
-      edge.setAttribute("class", "tl-edge");
-      edges.appendChild(edge);
-      n.edge = edge;
-    }
+    n.thumbs = 0;
     return el;
   }
-  function nameNode(i, at) {
-    const { tag, label } = named(nodes[i], at);
-    const el = nodes[i].el;
-    if (el.dataset.tag === tag && nodes[i].drawn === label) return; // unchanged: no relayout
-    el.querySelector(".tl-tag").textContent = words.tags[tag] || tag;
-    el.querySelector(".tl-label").textContent = label;
-    el.dataset.tag = tag;
-    nodes[i].drawn = label;
+  function edge(i) {
+    const n = nodes[i], p = nodes[n.parent];
+    if (n.edge) return n.edge;
+    const x1 = PAD + p.lane * COL + W / 2, y1 = PAD + p.depth * ROW + H;
+    const x2 = PAD + n.lane * COL + W / 2, y2 = PAD + n.depth * ROW;
+    const bend = (y2 - y1) / 2;
+    const path = document.createElementNS(SVG, "path");
+    path.setAttribute("d", `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`);
+    path.setAttribute("class", "tl-edge");
+    n.edge = path;
+    return path;
   }
-  function panelElement(p) {
+  function thumb(k) {
+    const p = panels[k];
     if (p.el) return p.el;
     const img = document.createElement("img");
     img.className = "tl-thumb";
@@ -119,56 +122,82 @@
     p.el = img;
     return img;
   }
+  function dress(i) {
+    // a card as it is at this position: its name, its panels so far, on the path or not
+    const n = nodes[i], el = n.el;
+    const { tag, label } = named(n, position);
+    if (el.dataset.tag !== tag || n.drawn !== label) {
+      el.querySelector(".tl-tag").textContent = words.tags[tag] || tag;
+      el.querySelector(".tl-label").textContent = label;
+      el.dataset.tag = tag;
+      n.drawn = label;
+    }
+    const mine = panelsOf[i];
+    let count = 0;
+    while (count < mine.length && panels[mine[count]].step <= position) count++;
+    if (count !== n.thumbs) {
+      el.querySelector(".tl-thumbs").replaceChildren(...mine.slice(0, count).map(thumb));
+      n.thumbs = count;
+    }
+    if (onPath.has(i)) el.dataset.active = "true";
+    else delete el.dataset.active;
+    if (i === here) el.dataset.here = "true";
+    else delete el.dataset.here;
+  }
+
+  let onPath = new Set();
+  let here = null;
+
+  function render() {
+    // the cells in view, a card's width and height beyond each side
+    const left = Math.floor((tree.scrollLeft - PAD) / COL) - 1;
+    const right = Math.ceil((tree.scrollLeft + tree.clientWidth) / COL) + 1;
+    const top = Math.floor((tree.scrollTop - PAD) / ROW) - 1;
+    const bottom = Math.ceil((tree.scrollTop + tree.clientHeight) / ROW) + 1;
+    const [lanes, depths] = extent[nodesShown];
+    const want = new Set();
+    for (let lane = Math.max(0, left); lane <= Math.min(lanes - 1, right); lane++) {
+      for (let depth = Math.max(0, top); depth <= Math.min(depths - 1, bottom); depth++) {
+        const i = cells.get(lane * 1e6 + depth);
+        if (i !== undefined && i < nodesShown) want.add(i);
+      }
+    }
+    for (const [i, el] of attached) if (!want.has(i)) { el.remove(); attached.delete(i); }
+    for (const i of want) {
+      if (!attached.has(i)) { tree.appendChild(card(i)); attached.set(i, nodes[i].el); }
+      dress(i);
+    }
+    // edges into the cards in view and out of them to the cards shown
+    const wanted = new Set();
+    for (const i of want) {
+      if (nodes[i].parent !== null) wanted.add(i);
+      for (const c of children[i]) if (c < nodesShown) wanted.add(c);
+    }
+    for (const [i, path] of edgeOf) if (!wanted.has(i)) { path.remove(); edgeOf.delete(i); }
+    for (const i of wanted) {
+      if (!edgeOf.has(i)) { edges.appendChild(edge(i)); edgeOf.set(i, nodes[i].edge); }
+      nodes[i].edge.classList.toggle("active", onPath.has(i));
+    }
+  }
 
   function draw(target) {
     target = Math.max(1, Math.min(total, target));
-    // nodes and panels: show or hide the ones that appeared between the two positions
-    while (nodesShown < nodes.length && nodes[nodesShown].step <= target) {
-      const el = nodeElement(nodesShown);
-      el.hidden = false;
-      if (nodes[nodesShown].edge) nodes[nodesShown].edge.removeAttribute("visibility");
-      nameNode(nodesShown, target);
-      nodesShown += 1;
-    }
-    while (nodesShown > 0 && nodes[nodesShown - 1].step > target) {
-      nodesShown -= 1;
-      nodes[nodesShown].el.hidden = true;
-      if (nodes[nodesShown].edge) nodes[nodesShown].edge.setAttribute("visibility", "hidden");
-    }
-    while (panelsShown < panels.length && panels[panelsShown].step <= target) {
-      const p = panels[panelsShown];
-      nodes[p.node].el.querySelector(".tl-thumbs").appendChild(panelElement(p));
-      panelsShown += 1;
-    }
-    while (panelsShown > 0 && panels[panelsShown - 1].step > target) {
-      panelsShown -= 1;
-      panels[panelsShown].el.remove();
-    }
-    for (const i of renamed) if (i < nodesShown) nameNode(i, target);
+    position = target;
+    while (nodesShown < nodes.length && nodes[nodesShown].step <= target) nodesShown++;
+    while (nodesShown > 0 && nodes[nodesShown - 1].step > target) nodesShown--;
     // the active path: where the session stood after this entry, and the way up to it
-    for (const i of path) {
-      delete nodes[i].el.dataset.active;
-      delete nodes[i].el.dataset.here;
-      if (nodes[i].edge) nodes[i].edge.classList.remove("active");
-    }
-    path = [];
-    for (let i = steps[target - 1].active; i !== null; i = nodes[i].parent) path.push(i);
-    for (const i of path) {
-      nodes[i].el.dataset.active = "true";
-      if (nodes[i].edge) nodes[i].edge.classList.add("active");
-    }
-    const here = nodes[path[0]].el;
-    here.dataset.here = "true";
+    onPath = new Set();
+    here = steps[target - 1].active;
+    for (let i = here; i !== null; i = nodes[i].parent) onPath.add(i);
     // the canvas as big as what is shown
     const [lanes, depths] = extent[nodesShown];
-    const width = PAD * 2 + lanes * COL, height = PAD * 2 + depths * ROW;
-    edges.setAttribute("width", String(width));
-    edges.setAttribute("height", String(height));
-    position = target;
+    edges.setAttribute("width", String(PAD * 2 + lanes * COL));
+    edges.setAttribute("height", String(PAD * 2 + depths * ROW));
+    keepInView(nodes[here]);
+    render();
     root.dataset.position = String(target);
     if (Number(slider.value) !== target) slider.value = String(target);
     say(target);
-    keepInView(here);
     rememberPosition();
   }
 
@@ -197,13 +226,20 @@
   }
 
   // Scroll the tree (never the window: the slider stays under the pointer) to the card.
-  function keepInView(el) {
-    const left = el.offsetLeft, top = el.offsetTop;
+  function keepInView(n) {
+    const left = PAD + n.lane * COL, top = PAD + n.depth * ROW;
     if (left < tree.scrollLeft) tree.scrollLeft = left - PAD;
     else if (left + W > tree.scrollLeft + tree.clientWidth) tree.scrollLeft = left + W - tree.clientWidth + PAD;
     if (top < tree.scrollTop) tree.scrollTop = top - PAD;
     else if (top + H > tree.scrollTop + tree.clientHeight) tree.scrollTop = top + H - tree.clientHeight + PAD;
   }
+
+  let scrolled = false;
+  tree.addEventListener("scroll", () => {
+    if (scrolled) return;
+    scrolled = true;
+    requestAnimationFrame(() => { scrolled = false; render(); });
+  });
 
   // The address names the position (a link to it opens there), rewritten at most every 300 ms.
   let addressTimer = null;

@@ -202,3 +202,76 @@ def test_the_slider_replays_the_story_and_the_tree_grows(shared_studio, page):
     assert len(wait_position(page, 1)["nodes"]) == 1
     page.locator('[data-action="timeline-end"]').click()
     assert wait_position(page, total)["nodes"] == end["nodes"]
+
+
+TURNS = 1667  # of 6 entries, and a rewind every 50: 10,035 entries
+
+
+def _long_session(owner):
+    """~10,000 entries written straight to the store: turns shaped like the loop's, and
+    every 50 turns a rewind to 10 turns back, so the tree has branches all the way down."""
+    from tests.support.storyboard import rewind, store, turn
+
+    entries: list = []
+    parent = None
+    for n in range(1, TURNS + 1):
+        if n % 50 == 0:
+            entries.append(rewind(f"b{n}", f"t{n - 10}f", parent, n))
+            parent = f"b{n}"
+        entries.extend(turn(n, parent))
+        parent = entries[-1].id
+    return store(owner, entries, parent, title="long"), len(entries)
+
+
+def cards_in_view(page) -> list[str]:
+    """The cards in the page that lie within the tree's scrolled view."""
+    return page.evaluate(
+        """() => {
+            const view = document.getElementById("timeline-tree").getBoundingClientRect();
+            return [...document.querySelectorAll("#timeline-tree .tl-node")]
+                .filter(e => {
+                    const r = e.getBoundingClientRect();
+                    return r.right > view.left && r.left < view.right
+                        && r.bottom > view.top && r.top < view.bottom;
+                })
+                .map(e => e.dataset.entryId);
+        }"""
+    )
+
+
+def test_a_session_of_10000_entries_draws_only_the_cards_in_view(shared_studio, page):
+    from tests.e2e.helpers import PASSWORD, login, user_for_the_studio
+
+    name = unique("long_")
+    session, total = _long_session(user_for_the_studio(name, PASSWORD))
+    assert total >= 10_000
+    login(page, shared_studio.url, name)
+    page.goto(f"{shared_studio.url}/sessions/{session.id}/timeline")
+    end = wait_position(page, total)
+    in_page = page.locator("#timeline-tree .tl-node")
+    assert 0 < in_page.count() <= 80, f"a few dozen cards, not {TURNS}"
+    last, before = f"t{TURNS}u", f"t{TURNS - 1}u"
+    assert ids(end, here=True) == [last] and last in cards_in_view(page)
+    assert {last, before} <= set(ids(end, active=True))
+
+    # Home: the first turn, alone, in view — the page scrolled the tree to it
+    page.locator("#timeline-tree").focus()
+    page.keyboard.press("Home")
+    start = wait_position(page, 1)
+    assert ids(start) == ["t1u"] and cards_in_view(page) == ["t1u"]
+
+    # the end again, then scroll the tree to its top: the first turns are drawn there
+    page.keyboard.press("End")
+    wait_position(page, total)
+    page.locator("#timeline-tree").evaluate("e => { e.scrollTop = 0; e.scrollLeft = 0; }")
+    wait_until(lambda: "t1u" in cards_in_view(page), 10, "the root's card once scrolled to")
+    assert in_page.count() <= 80
+    # down the tree to depth 40: a rewind 10 turns back opened a lane there, hanging from
+    # turn 40 (cards 118 px apart)
+    page.locator("#timeline-tree").evaluate("e => { e.scrollTop = 39 * 118; }")
+    wait_until(lambda: "t50u" in cards_in_view(page), 10, "the first fork once scrolled to")
+    assert "t1u" not in cards_in_view(page) and in_page.count() <= 80
+    first_fork = page.locator('#timeline-tree .tl-node[data-entry-id="t50u"]')
+    assert first_fork.get_attribute("data-lane") == "1"
+    assert first_fork.get_attribute("data-parent-id") == "t40u"
+    shot(page, "timeline-long")
