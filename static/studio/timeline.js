@@ -234,12 +234,15 @@
     else if (top + H > tree.scrollTop + tree.clientHeight) tree.scrollTop = top + H - tree.clientHeight + PAD;
   }
 
+  // A scroll or a resized window brings other cells into view: draw them, once a frame.
   let scrolled = false;
-  tree.addEventListener("scroll", () => {
+  function viewMoved() {
     if (scrolled) return;
     scrolled = true;
     requestAnimationFrame(() => { scrolled = false; render(); });
-  });
+  }
+  tree.addEventListener("scroll", viewMoved);
+  window.addEventListener("resize", viewMoved);
 
   // The address names the position (a link to it opens there), rewritten at most every 300 ms.
   let addressTimer = null;
