@@ -13,6 +13,7 @@ from jaiweb.studio.views import (
     transfer,
     writes,
 )
+from jaiweb.studio.views import timeline as timeline_views
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -34,6 +35,9 @@ urlpatterns = [
         name="studio-session-delete",
     ),
     path("sessions/<str:session_id>/tree", pages.tree_part, name="studio-tree"),
+    path(
+        "sessions/<str:session_id>/timeline", timeline_views.timeline_page, name="studio-timeline"
+    ),
     path("sessions/<str:session_id>/strip", pages.strip_part, name="studio-strip"),
     path(
         "sessions/<str:session_id>/entries/<str:entry_id>/",
