@@ -104,14 +104,20 @@ def _changed_regions(
     )
 
 
-def _regions(session_id: str, language: str, with_stream: bool = False) -> str:
+def _regions(
+    session_id: str,
+    language: str,
+    with_stream: bool = False,
+    versions: dict[str, tuple[int, ...]] | None = None,
+) -> str:
     """Every region; ``with_stream``: the stream too, as the journal has it (a watcher that
-    may have missed the run's events: a connect, a gap, a quiet spell after a burst)."""
+    may have missed the run's events: a connect, a gap, a quiet spell after a burst).
+    ``versions``: the regions' versions read before (what the last passes rendered)."""
     try:
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
         return ""
-    html = regions_html_shared(session=session, language=language)
+    html = regions_html_shared(session=session, language=language, versions=versions)
     if with_stream:  # after the regions, and not part of what "unchanged" compares
         html += STREAM_MARK + stream_html(session=session, language=language)
     return html
@@ -255,7 +261,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def _whole_pass(self, loop, versions: dict[str, tuple[int, ...]], force: bool) -> bool:
         """Every region read from the database (forced: and the stream; sent unchanged too)."""
         html = await loop.run_in_executor(
-            _RENDERERS, _on_a_renderer, _regions, self.session_id, self.language, force
+            _RENDERERS, _on_a_renderer, _regions, self.session_id, self.language, force, versions
         )
         regions, _mark, stream = html.partition(STREAM_MARK)
         if regions and (force or hash(regions) != self.sent):

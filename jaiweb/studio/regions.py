@@ -47,7 +47,7 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
         "strip": strip_view(rows, session=session),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
-        "balance": wallet_balance(user=session.owner),
+        "balance": wallet_balance(user=session.owner_id),  # no query for the owner row
         "run": run,
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
@@ -155,15 +155,48 @@ def _once(key: tuple, render: Callable[[], None]) -> None:
         rendering.set()
 
 
-def regions_html_shared(*, session: ComicSession, language: str) -> str:
+def regions_html_shared(
+    *, session: ComicSession, language: str, versions: dict[str, tuple[int, ...]] | None = None
+) -> str:
     """``regions_html`` for a watcher, from the cache when nothing it shows has changed;
-    watchers asking for the same version at once wait for one rendering of it."""
-    key = (*_version(session), language)
+    watchers asking for the same version at once wait for one rendering of it.
+
+    ``versions`` (``region_versions``, read before ``session``): the regions as the last
+    changed passes rendered them at those versions serve too, when each was rendered from
+    this same database version; and what is rendered here serves them.
+    """
+    state = _version(session)
+    key = (*state, language)
     html = _cached(key)
+    if html is None and versions is not None:
+        html = _composed(session.id, language, versions, state)
+        if html is not None:
+            _store({key: html})
     if html is None:
-        _once(key, lambda: _store({key: regions_html(session=session, language=language)}))
+
+        def render() -> None:
+            parts = region_parts(
+                context=studio_context(session=session), language=language, names=REGIONS
+            )
+            items: dict[tuple, Any] = {key: "".join(parts.values())}
+            for name, part in (parts if versions is not None else {}).items():
+                items[(session.id, name, versions[name], language)] = (part, state)
+            _store(items)
+
+        _once(key, render)
         html = _cached(key)
     return html if html is not None else regions_html(session=session, language=language)
+
+
+def _composed(session_id: str, language: str, versions: dict, state: tuple) -> str | None:
+    """Every region from the per-version cache, if each was rendered from ``state``."""
+    parts = []
+    for name in REGIONS:
+        cached = _cached((session_id, name, versions[name], language))
+        if cached is None or cached[1] != state:
+            return None
+        parts.append(cached[0])
+    return "".join(parts)
 
 
 def changed_regions_html(
@@ -179,10 +212,10 @@ def changed_regions_html(
     and only what it shows: the credits alone read the balance alone."""
     keys = {name: (session_id, name, versions[name], language) for name in names}
     parts = {name: _cached(key) for name, key in keys.items()}
-    missing = tuple(name for name, html in parts.items() if html is None)
+    missing = tuple(name for name, cached in parts.items() if cached is None)
     if not missing:
-        return parts
-    found: dict[str, str] = {}
+        return {name: cached[0] for name, cached in parts.items()}
+    found: dict[str, tuple[str, tuple | None]] = {}
 
     def render() -> None:
         try:
@@ -191,15 +224,18 @@ def changed_regions_html(
             return
         small = [_SMALL_CONTEXTS.get(name) for name in missing]
         if all(small):
+            state = None  # not every region read: no whole page comes of it
             context = {k: v for read in small for k, v in read(session).items()}
-        else:
+        else:  # the database version too, for a forced pass to find these by (above)
+            state = _version(session)
             context = studio_context(session=session)
-        found.update(region_parts(context=context, language=language, names=missing))
-        _store({keys[name]: html for name, html in found.items()})
+        rendered = region_parts(context=context, language=language, names=missing)
+        found.update({name: (html, state) for name, html in rendered.items()})
+        _store({keys[name]: value for name, value in found.items()})
 
     _once((session_id, language, tuple((n, versions[n]) for n in missing)), render)
     for name in missing:
         parts[name] = found.get(name) or _cached(keys[name])
-    if any(html is None for html in parts.values()):
+    if any(cached is None for cached in parts.values()):
         return {}  # gone, or another watcher's rendering failed: the next pass reads again
-    return parts
+    return {name: cached[0] for name, cached in parts.items()}

@@ -224,3 +224,30 @@ def test_watchers_share_one_rendering_per_version_and_language(alice, episode, m
     assert renders[-1] == ("en", ("credits",))  # only the region whose version moved
     assert parts["tree"] == results[0]["tree"] and parts["credits"] != results[0]["credits"]
     assert len(queries) == 2  # the session and the balance: the credits read nothing else
+
+
+def test_a_forced_pass_reuses_what_the_changed_passes_rendered_only_if_the_database_agrees(
+    alice, episode, monkeypatch
+):
+    renders: list[tuple[str, ...]] = []
+    real = regions.region_parts
+
+    def counted(*, context, language, names):
+        renders.append(tuple(names))
+        return real(context=context, language=language, names=names)
+
+    monkeypatch.setattr(regions, "region_parts", counted)
+    at = regions.region_versions(versions.fact_counts(episode.id))
+    parts = regions.changed_regions_html(
+        session_id=episode.id, language="en", versions=at, names=list(regions.REGIONS)
+    )
+    assert len(renders) == 1
+    # The quiet pass after the burst: the database says what those renders saw.
+    whole = regions.regions_html_shared(session=episode, language="en", versions=at)
+    assert whole == "".join(parts[name] for name in regions.REGIONS) and len(renders) == 1
+    # A change no announcement told this process of (a lost one): the forced pass sees it.
+    credits_grant(user=alice, amount=9)
+    balance = wallet_balance(user=alice)
+    episode.refresh_from_db()
+    whole = regions.regions_html_shared(session=episode, language="en", versions=at)
+    assert f'data-balance="{balance}"' in whole and len(renders) == 2

@@ -224,10 +224,10 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
     read_may_end = threading.Event()
     real = consumers._regions
 
-    def held_read(session_id, language, with_stream=False):  # held until the test says
+    def held_read(session_id, *args):  # held until the test says
         reads.append(session_id)
         assert read_may_end.wait(10), "the test never let the read end"
-        return real(session_id, language, with_stream)
+        return real(session_id, *args)
 
     monkeypatch.setattr(consumers, "_regions", held_read)
     layer = get_channel_layer()
