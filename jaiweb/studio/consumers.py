@@ -132,9 +132,6 @@ QUIET_SECONDS = 1.5
 # dozen in 150 ms with the offline director), and each pass re-renders every region.
 # The first fact of a burst is rendered at once, the rest together at the end of it.
 CATCH_UP_INTERVAL = 0.2
-# ... and no more often than this many times the last pass took (queueing for a renderer
-# included): on a busy process passes come apart, instead of one per fact of a slow run.
-CATCH_UP_SPACING = 3
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
@@ -155,7 +152,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
     unknown_change = False  # an event announced a change without its bump: read the database
     force = False  # the next pass sends even regions this watcher already has
     last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
-    last_took = 0.0  # how long it took (``clock``)
 
     def __init__(
         self,
@@ -246,8 +242,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         while self.again:
             # The rest of a burst waits out the interval since the last pass, then goes
             # in one pass; a change after a quiet spell goes at once.
-            spacing = min(max(CATCH_UP_INTERVAL, CATCH_UP_SPACING * self.last_took), QUIET_SECONDS)
-            wait = self.last_pass + spacing - self.clock()
+            wait = self.last_pass + CATCH_UP_INTERVAL - self.clock()
             if wait > 0:
                 await self.sleep(wait)
             self.again = False
@@ -260,7 +255,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 sent = await self._whole_pass(loop, versions, force)
             else:
                 sent = await self._changed_pass(loop, versions)
-            self.last_took = self.clock() - self.last_pass
             if not sent:
                 return
 

@@ -24,7 +24,6 @@ from jaiweb.studio.consumers import CATCH_UP_INTERVAL, SessionConsumer
 from tests.support.clocks import FakeClock
 from tests.support.queries import every_query
 from tests.support.sockets import connect, in_loop, nothing_sent, waiting_until
-from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -252,38 +251,3 @@ def test_a_forced_pass_reuses_what_the_changed_passes_rendered_only_if_the_datab
     episode.refresh_from_db()
     whole = regions.regions_html_shared(session=episode, language="en", versions=at)
     assert f'data-balance="{balance}"' in whole and len(renders) == 2
-
-
-@in_loop
-async def test_a_slow_pass_spaces_the_next_ones_out(alice, episode, clock, monkeypatch):
-    """On a busy process a pass takes long (queued for a renderer): the next waits
-    CATCH_UP_SPACING times as long, so a slow run's facts do not each get a pass."""
-    ws, _ = await connect(episode.id, alice)
-    await ws.receive_from(timeout=5)
-    clock.advance(CATCH_UP_INTERVAL)
-    reads: list[str] = []
-    read_may_end = threading.Event()
-    real = consumers._changed_regions
-
-    def held(session_id, *args):
-        reads.append(session_id)
-        assert read_may_end.wait(10), "the test never let the read end"
-        return real(session_id, *args)
-
-    monkeypatch.setattr(consumers, "_changed_regions", held)
-    elsewhere = Elsewhere()
-    start = clock.now
-    await announce(episode.id, 1, elsewhere.change("wallet"))
-    await ws.receive_from(timeout=5)  # the step line
-    await wait_until_async(lambda: reads, 10, "the pass's read")
-    clock.advance(0.4)  # the pass takes 0.4 s
-    read_may_end.set()
-    assert region_ids(await ws.receive_from(timeout=5)) == {"credits"}
-    await sync_to_async(credits_grant)(user=alice, amount=1)
-    await announce(episode.id, 2, elsewhere.change("wallet"))
-    await ws.receive_from(timeout=5)  # the step line
-    spaced = start + consumers.CATCH_UP_SPACING * 0.4
-    await waiting_until(clock, spaced, "the next pass, spaced out")
-    clock.advance(spaced - clock.now)
-    assert region_ids(await ws.receive_from(timeout=5)) == {"credits"}
-    await ws.disconnect()
