@@ -735,10 +735,10 @@ def base_env(extra: dict[str, str]) -> dict[str, str]:
     }
 
 
-def manage(env: dict[str, str], *args: str, timeout: float = 600) -> str:
+def manage(env: dict[str, str], *args: str, timeout: float = 600, root: Path = ROOT) -> str:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
+        [sys.executable, str(root / "manage.py"), *args],
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -795,7 +795,7 @@ def climb(setup: str, urls: list[str], run_manage, probe: CpuProbe, names, args,
     return steps
 
 
-def run_embedded(args) -> list[Step]:
+def run_embedded(args, root: Path = ROOT) -> list[Step]:
     tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-", dir=args.sqlite_dir))
     env = base_env(
         {
@@ -805,12 +805,13 @@ def run_embedded(args) -> list[Step]:
     )
     child = None
     try:
-        manage(env, "migrate", "--noinput", "-v", "0")
+        manage(env, "migrate", "--noinput", "-v", "0", root=root)
         # StudioChild lays its variables over os.environ: an empty value unsets one.
         overrides = {k: "" for k in os.environ if k not in env}
-        child = StudioChild({**overrides, **env})
+        child = StudioChild({**overrides, **env}, root=root)
         print(
-            f"  studio child pid {child.pid} on {child.url}/, SQLite {tmp / 'bench.sqlite3'}, "
+            f"  studio child pid {child.pid} of {root} on {child.url}/, "
+            f"SQLite {tmp / 'bench.sqlite3'}, "
             "in-memory channel layer, the in-process runner (4 worker threads)",
             flush=True,
         )
@@ -818,7 +819,7 @@ def run_embedded(args) -> list[Step]:
         steps = climb(
             "embedded",
             [child.url + "/"],
-            lambda *a: manage(env, *a),
+            lambda *a: manage(env, *a, root=root),
             probe,
             ["studio"],
             args,
@@ -980,7 +981,19 @@ def main() -> None:
         metavar="DIR",
         help="py-spy record each server process during each step into DIR (py-spy needed)",
     )
+    parser_.add_argument(
+        "--compare",
+        metavar="CHECKOUT",
+        help="embedded only: the same steps on another checkout's studio (its code, this "
+        "venv), in turn with this one's, --rounds times; then the medians side by side",
+    )
+    parser_.add_argument(
+        "--rounds", type=int, default=3, help="rounds of each checkout with --compare (3)"
+    )
     args = parser_.parse_args()
+    if args.compare:
+        compare_main(parser_, args)
+        return
     if args.profile and not py_spy():
         parser_.error("--profile needs py-spy: .venv/bin/pip install py-spy (not a dependency)")
     if args.watchers < 1:
@@ -1017,6 +1030,63 @@ def main() -> None:
     total = sum(s.error_count for _, s, _ in rows)
     print(f"\n  errors over the whole run: {total}" + ("" if not total else "  (must be 0)"))
     print(f"  (whole run {time.monotonic() - started:.0f} s; {load()} at the end)")
+
+
+def cpu_per_op(step: Step, names: list[str]) -> float:
+    """CPU of the server processes per completed operation, in seconds (nan: none done)."""
+    spent = [step.cpu.get(n) for n in [*names, "postgres", "redis"]]
+    return sum(v for v in spent if v is not None) / step.ops if step.ops else float("nan")
+
+
+def compare_main(parser_, args) -> None:
+    """A/B on the embedded setup: this checkout and ``--compare``'s, one after the other
+    in each round, so that both see the same load on the box; medians over the rounds."""
+    other = Path(args.compare).resolve()
+    if not (other / "manage.py").is_file():
+        parser_.error(f"--compare {other}: no manage.py there")
+    args.ks = sorted({int(x) for x in (args.sessions or "10,50").split(",")} - {1})
+    args.no_stop = True  # every K in every round: the medians compare the same steps
+    if args.ops_per_session is None:
+        args.ops_per_session = 2 if args.quick else 3
+    roots = {"this": ROOT, "other": other}
+    header(
+        args,
+        f"embedded A/B: this checkout ({ROOT}) and {other}, {args.rounds} rounds, K "
+        f"{','.join(map(str, args.ks))}, {args.ops_per_session} operations per session",
+    )
+    seen: dict[tuple[str, int], list[tuple[float, float, int]]] = {}
+    loads = []
+    for round_ in range(1, args.rounds + 1):
+        for name, root in roots.items():
+            print(f"\n[round {round_}: {name} ({root}), load {load()}]", flush=True)
+            for step in run_embedded(args, root):
+                row = (step.rate, cpu_per_op(step, ["studio"]), step.error_count)
+                seen.setdefault((name, step.k), []).append(row)
+            loads.append(os.getloadavg()[0])
+    print(
+        f"\nmedians over {args.rounds} rounds (load average 1 min during the run: "
+        f"{min(loads):.1f}–{max(loads):.1f})"
+    )
+    print(
+        f"  {'K':>4}  {'ops/s this / other':>20}  {'ratio':>6}  {'CPU/op this / other':>22}  errors"
+    )
+    for k in [1, *args.ks]:
+        this, that = seen.get(("this", k), []), seen.get(("other", k), [])
+        if not this or not that:
+            continue
+        rate = (statistics.median(r[0] for r in this), statistics.median(r[0] for r in that))
+        cpu = (statistics.median(r[1] for r in this), statistics.median(r[1] for r in that))
+        errors = sum(r[2] for r in this + that)
+        print(
+            f"  {k:>4}  {rate[0]:>8.1f} / {rate[1]:<9.1f}  {rate[0] / rate[1]:>5.2f}x  "
+            f"{cpu[0] * 1e3:>8.0f} / {cpu[1] * 1e3:.0f} ms{'':<6}  {errors}"
+        )
+    for name in roots:
+        one, fifty = seen.get((name, 1)), seen.get((name, max(args.ks)))
+        if one and fifty:
+            growth = statistics.median(r[1] for r in fifty) / statistics.median(r[1] for r in one)
+            print(f"  {name}: CPU/op at K={max(args.ks)} / K=1 = {growth:.2f}x")
+    print(f"  (each round's rows: {json.dumps({f'{n} K={k}': v for (n, k), v in seen.items()})})")
 
 
 if __name__ == "__main__":

@@ -248,13 +248,13 @@ class _Handler(BaseHTTPRequestHandler):
 class StudioChild:
     """``manage.py studio --port 0`` on the database in this process's DATABASE_URL."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], root: Path = ROOT) -> None:
         full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
         for name in ("JAIWEB_CRASH_AT", "JAIWEB_PAUSE_AT", "DJANGO_ALLOW_ASYNC_UNSAFE"):
             full_env.pop(name, None)
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", *STUDIO_ARGS],
-            cwd=ROOT,
+            cwd=root,  # another checkout's (bench/load.py --compare): its code, this venv
             env=full_env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -2,7 +2,9 @@
 channel layer, to the group of the session's watchers.
 
 Events only ever report a journal fact after its commit, and watchers that see a gap
-catch up from the journal, so a dropped send costs nothing but a re-read.
+catch up from the journal, so a dropped send costs nothing but a re-read. An event that
+announces a fact carries the bump of this process's count of it (``versions``), which
+lets an unchanged watcher skip the database.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import deque
 from typing import Any
 
 from jaiweb.agent.events import Numbered
+from jaiweb.live.versions import event_facts, facts_bump
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,9 @@ class ChannelLayerSink(Numbered):
             return
         with self._lock:
             message = {"type": "session.event", "event": self._numbered(session_id, event)}
+            facts = event_facts(event)
+            if facts:  # the loop emits after the write's commit: the bump may go now
+                message["change"] = facts_bump(session_id=session_id, facts=facts)
             queue = self._queues.get(session_id)
             if queue is not None:  # a drain task is on it
                 if len(queue) < self.MAX_PENDING:

@@ -22,6 +22,7 @@ from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character, UnreadableAppState
 from jaiweb.agent.tools.character import CharacterStateArgs
 from jaiweb.live.push import group_name, group_send_nowait
+from jaiweb.live.versions import facts_bump
 from jaiweb.sessions.inbox import inbox_resolve
 from jaiweb.sessions.limits import minute_count
 from jaiweb.store.conflicts import conflicts_retried
@@ -56,13 +57,16 @@ def watchers_notify(session_id: str, event: dict[str, Any] | None = None) -> Non
     """After the commit, tell the session's watchers to catch up from the journal.
 
     Unnumbered events mean "re-read": the consumer re-renders from the journal, which is
-    why a dropped or reordered one costs nothing.
+    why a dropped or reordered one costs nothing. The bump of the session's counts rides
+    with it (every kind: a command may change anything the regions show); in the on-commit
+    callback, so a rolled-back command bumps nothing.
     """
     message = {"type": "session.event", "event": event or {"type": "journal_changed"}}
 
     def send() -> None:
         try:
-            group_send_nowait(group_name(session_id), message)
+            change = facts_bump(session_id=session_id, facts=["session"])
+            group_send_nowait(group_name(session_id), {**message, "change": change})
         except Exception:  # a watcher's socket must never fail a request
             log.exception("could not notify %s", session_id)
 

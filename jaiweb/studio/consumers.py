@@ -24,16 +24,22 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext as _
 
 from jaiweb.live.push import group_name
+from jaiweb.live.versions import change_observe, fact_counts
 from jaiweb.sessions.access import session_for
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
-from jaiweb.studio.regions import regions_html_shared
+from jaiweb.studio.regions import (
+    REGIONS,
+    changed_regions_html,
+    region_versions,
+    regions_html_shared,
+)
 from jaiweb.studio.stream import end_label, step_label, stream_html
 
 log = logging.getLogger(__name__)
@@ -71,22 +77,47 @@ def _watchable(session_id: str, user: Any):
 _RENDERERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jaiweb-regions")
 
 
-def _regions_on_a_renderer(session_id: str, language: str, with_stream: bool = False) -> str:
-    close_old_connections()  # as database_sync_to_async does around its calls
+def _on_a_renderer(read: Callable[..., Any], *args: Any) -> Any:
+    _connection_check()
     try:
-        return _regions(session_id, language, with_stream)
+        return read(*args)
     finally:
-        close_old_connections()
+        _connection_check()
 
 
-def _regions(session_id: str, language: str, with_stream: bool = False) -> str:
+def _connection_check() -> None:
+    """As database_sync_to_async does around its calls (CONN_MAX_AGE, the pool), except on
+    SQLite: a renderer keeps its connection until a query fails, because opening one (its
+    functions, its pragmas) cost more than many a render. It holds no transaction open
+    between reads (autocommit), so it pins no old snapshot of the WAL."""
+    if connection.vendor == "sqlite" and not connection.errors_occurred:
+        return
+    close_old_connections()
+
+
+def _changed_regions(
+    session_id: str, language: str, versions: dict[str, tuple[int, ...]], names: list[str]
+) -> dict[str, str]:
+    """The regions ``names`` at ``versions``, rendered once for every watcher."""
+    return changed_regions_html(
+        session_id=session_id, language=language, versions=versions, names=names
+    )
+
+
+def _regions(
+    session_id: str,
+    language: str,
+    with_stream: bool = False,
+    versions: dict[str, tuple[int, ...]] | None = None,
+) -> str:
     """Every region; ``with_stream``: the stream too, as the journal has it (a watcher that
-    may have missed the run's events: a connect, a gap, a quiet spell after a burst)."""
+    may have missed the run's events: a connect, a gap, a quiet spell after a burst).
+    ``versions``: the regions' versions read before (what the last passes rendered)."""
     try:
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
         return ""
-    html = regions_html_shared(session=session, language=language)
+    html = regions_html_shared(session=session, language=language, versions=versions)
     if with_stream:  # after the regions, and not part of what "unchanged" compares
         html += STREAM_MARK + stream_html(session=session, language=language)
     return html
@@ -114,6 +145,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
     quiet: asyncio.Task | None = None  # the catch-up once a burst of events has gone quiet
     quiet_at = 0.0  # when it is due (``clock``): QUIET_SECONDS after the last event
     sent: int | None = None  # hash of the regions last sent: an unchanged journal sends nothing
+    # Each region's version (``region_versions``) and hash as last sent: an unforced pass
+    # renders and sends only the regions whose facts moved, with no query when none did.
+    sent_versions: dict[str, tuple[int, ...]] = {}
+    sent_parts: dict[str, int] = {}
+    unknown_change = False  # an event announced a change without its bump: read the database
     force = False  # the next pass sends even regions this watcher already has
     last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
 
@@ -211,18 +247,64 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 await self.sleep(wait)
             self.again = False
             force, self.force = self.force, False
+            whole, self.unknown_change = force or self.unknown_change, False
             self.last_pass = self.clock()
-            html = await loop.run_in_executor(
-                _RENDERERS, _regions_on_a_renderer, self.session_id, self.language, force
-            )
-            regions, _mark, stream = html.partition(STREAM_MARK)
-            if regions and (force or hash(regions) != self.sent):
-                try:
-                    await self.send(text_data=regions + stream)
-                except Exception:  # the socket closed while the journal was read
-                    log.debug("a catch-up for a closed socket of %s", self.session_id)
-                    return
-                self.sent = hash(regions)
+            # Read before the journal: a bump during the read is a change for the next pass.
+            versions = region_versions(fact_counts(self.session_id))
+            if whole:
+                sent = await self._whole_pass(loop, versions, force)
+            else:
+                sent = await self._changed_pass(loop, versions)
+            if not sent:
+                return
+
+    async def _whole_pass(self, loop, versions: dict[str, tuple[int, ...]], force: bool) -> bool:
+        """Every region read from the database (forced: and the stream; sent unchanged too)."""
+        html = await loop.run_in_executor(
+            _RENDERERS, _on_a_renderer, _regions, self.session_id, self.language, force, versions
+        )
+        regions, _mark, stream = html.partition(STREAM_MARK)
+        if regions and (force or hash(regions) != self.sent):
+            if not await self._send(regions + stream):
+                return False
+            self.sent = hash(regions)
+        if regions:
+            self.sent_versions, self.sent_parts = versions, {}
+        return True
+
+    async def _changed_pass(self, loop, versions: dict[str, tuple[int, ...]]) -> bool:
+        """Only the regions whose facts moved since they were sent; none moved: no query."""
+        names = [name for name in REGIONS if versions[name] != self.sent_versions.get(name)]
+        if not names:
+            return True
+        parts = await loop.run_in_executor(
+            _RENDERERS,
+            _on_a_renderer,
+            _changed_regions,
+            self.session_id,
+            self.language,
+            versions,
+            names,
+        )
+        if not parts:  # the session is gone
+            return True
+        fresh = {
+            name: html for name, html in parts.items() if hash(html) != self.sent_parts.get(name)
+        }
+        if fresh and not await self._send("".join(fresh.values())):
+            return False
+        self.sent_versions = {**self.sent_versions, **{n: versions[n] for n in parts}}
+        self.sent_parts = {**self.sent_parts, **{n: hash(h) for n, h in parts.items()}}
+        self.sent = None  # the page no longer holds the whole HTML last hashed
+        return True
+
+    async def _send(self, html: str) -> bool:
+        try:
+            await self.send(text_data=html)
+        except Exception:  # the socket closed while the journal was read
+            log.debug("a catch-up for a closed socket of %s", self.session_id)
+            return False
+        return True
 
     def _catch_up_when_quiet(self) -> None:
         """A catch-up QUIET_SECONDS after the last event: each event moves it on (one task
@@ -283,6 +365,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 error = (event.get("error") or {}).get("message")
                 line = end_label(str(event.get("outcome", "")), error)
             await self.send(text_data=_step_line(f"end-{event.get('operation_id', '')}", line))
+        if not change_observe(session_id=self.session_id, change=message.get("change")):
+            self.unknown_change = True  # a sender that does not say what changed
         self._catch_up_soon()
 
     def _step(self, event: dict[str, Any], *, finished: bool) -> str:

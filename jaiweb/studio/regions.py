@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
@@ -17,8 +18,9 @@ from django.utils import translation
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
+from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.models import ComicSession
-from jaiweb.store.selectors import app_state_at, branch_rows, unfinished_operation
+from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.tree import active_path_view
 
@@ -45,7 +47,7 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
         "strip": strip_view(rows, session=session),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
-        "balance": wallet_balance(user=session.owner),
+        "balance": wallet_balance(user=session.owner_id),  # no query for the owner row
         "run": run,
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
@@ -57,17 +59,53 @@ def regions_html(
     *, session: ComicSession, language: str | None = None, context: dict | None = None
 ) -> str:
     """Every region as out-of-band fragments, in the viewer's language."""
-    ctx = {**(context or studio_context(session=session)), "oob": True}
+    ctx = context or studio_context(session=session)
+    return "".join(region_parts(context=ctx, language=language, names=REGIONS).values())
+
+
+def region_parts(*, context: dict, language: str | None, names: Iterable[str]) -> dict[str, str]:
+    """The regions ``names``, each as its out-of-band fragment, in the viewer's language."""
+    ctx = {**context, "oob": True}
     with translation.override(language or settings.LANGUAGE_CODE):
-        return "".join(render_to_string(f"studio/regions/{name}.html", ctx) for name in REGIONS)
+        return {name: render_to_string(f"studio/regions/{name}.html", ctx) for name in names}
 
 
-# Rendered regions by everything they show (see ``_version``): the watchers of one
-# session all ask for the same HTML after each event, and it is rendered once.
-_CACHE_SIZE = 256
-_rendered: OrderedDict[tuple, str] = OrderedDict()
+# What each kind of fact (jaiweb.live.versions) can change on the page; a ``session`` fact
+# changes every region. An entry moves the leaf, which the tree, the prompt's and the
+# character forms' leaf fields show, and may add a panel or write a queued input.
+FACT_REGIONS: dict[str, tuple[str, ...]] = {
+    "entry": ("tree", "strip", "character-state", "controls", "prompt-leaf"),
+    "app_state": ("tree", "character-state", "prompt-leaf"),
+    "operation": ("controls", "session-notice", "character-state"),
+    "wallet": ("credits",),
+}
+REGION_FACTS: dict[str, tuple[str, ...]] = {
+    name: ("session", *(fact for fact, names in FACT_REGIONS.items() if name in names))
+    for name in REGIONS
+}
+
+
+def region_versions(counts: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """Each region's version: the counts of the facts that can change it."""
+    return {name: tuple(counts.get(f, 0) for f in facts) for name, facts in REGION_FACTS.items()}
+
+
+def _credits_context(session: ComicSession) -> dict[str, Any]:
+    return {"balance": wallet_balance(user=session.owner_id)}
+
+
+# Regions that need a small part of ``studio_context``, read alone when only they changed.
+_SMALL_CONTEXTS = {"credits": _credits_context}
+
+
+# Rendered regions: every region by everything it shows (``_version``, read from the
+# database), or one region by its version (``region_versions``, read from this process's
+# counts). The watchers of one session ask for the same HTML after each event, and it is
+# rendered once per language.
+_CACHE_SIZE = 1024
+_rendered: OrderedDict[tuple, Any] = OrderedDict()
 _rendered_lock = threading.Lock()
-_rendering: dict[tuple, threading.Event] = {}  # versions being rendered right now
+_rendering: dict[tuple, threading.Event] = {}  # keys being rendered right now
 
 
 def _version(session: ComicSession) -> tuple:
@@ -84,32 +122,120 @@ def _version(session: ComicSession) -> tuple:
     )
 
 
-def regions_html_shared(*, session: ComicSession, language: str) -> str:
-    """``regions_html`` for a watcher, from the cache when nothing it shows has changed;
-    watchers asking for the same version at once wait for one rendering of it."""
-    key = (*_version(session), language)
+def _cached(key: tuple) -> Any:
     with _rendered_lock:
-        html = _rendered.get(key)
-        if html is not None:
+        value = _rendered.get(key)
+        if value is not None:
             _rendered.move_to_end(key)
-            return html
+        return value
+
+
+def _store(items: dict[tuple, Any]) -> None:
+    with _rendered_lock:
+        _rendered.update(items)
+        while len(_rendered) > _CACHE_SIZE:
+            _rendered.popitem(last=False)
+
+
+def _once(key: tuple, render: Callable[[], None]) -> None:
+    """``render`` (which stores what it rendered), or wait for whoever renders ``key``."""
+    with _rendered_lock:
         rendering = _rendering.get(key)
         mine = rendering is None
         if mine:
             rendering = _rendering[key] = threading.Event()
     if not mine:
         rendering.wait(timeout=10)
-        with _rendered_lock:
-            html = _rendered.get(key)
-        return html if html is not None else regions_html(session=session, language=language)
+        return
     try:
-        html = regions_html(session=session, language=language)
-        with _rendered_lock:
-            _rendered[key] = html
-            while len(_rendered) > _CACHE_SIZE:
-                _rendered.popitem(last=False)
-        return html
+        render()
     finally:
         with _rendered_lock:
             _rendering.pop(key, None)
         rendering.set()
+
+
+def regions_html_shared(
+    *, session: ComicSession, language: str, versions: dict[str, tuple[int, ...]] | None = None
+) -> str:
+    """``regions_html`` for a watcher, from the cache when nothing it shows has changed;
+    watchers asking for the same version at once wait for one rendering of it.
+
+    ``versions`` (``region_versions``, read before ``session``): the regions as the last
+    changed passes rendered them at those versions serve too, when each was rendered from
+    this same database version; and what is rendered here serves them.
+    """
+    state = _version(session)
+    key = (*state, language)
+    html = _cached(key)
+    if html is None and versions is not None:
+        html = _composed(session.id, language, versions, state)
+        if html is not None:
+            _store({key: html})
+    if html is None:
+
+        def render() -> None:
+            parts = region_parts(
+                context=studio_context(session=session), language=language, names=REGIONS
+            )
+            items: dict[tuple, Any] = {key: "".join(parts.values())}
+            for name, part in (parts if versions is not None else {}).items():
+                items[(session.id, name, versions[name], language)] = (part, state)
+            _store(items)
+
+        _once(key, render)
+        html = _cached(key)
+    return html if html is not None else regions_html(session=session, language=language)
+
+
+def _composed(session_id: str, language: str, versions: dict, state: tuple) -> str | None:
+    """Every region from the per-version cache, if each was rendered from ``state``."""
+    parts = []
+    for name in REGIONS:
+        cached = _cached((session_id, name, versions[name], language))
+        if cached is None or cached[1] != state:
+            return None
+        parts.append(cached[0])
+    return "".join(parts)
+
+
+def changed_regions_html(
+    *,
+    session_id: str,
+    language: str,
+    versions: dict[str, tuple[int, ...]],
+    names: Iterable[str],
+) -> dict[str, str]:
+    """The regions ``names`` at ``versions`` (read from this process's counts before this
+    call, after their facts' commits), each rendered once per version and language whoever
+    asks; {} when the session is gone. Only a region not rendered yet reads the database,
+    and only what it shows: the credits alone read the balance alone."""
+    keys = {name: (session_id, name, versions[name], language) for name in names}
+    parts = {name: _cached(key) for name, key in keys.items()}
+    missing = tuple(name for name, cached in parts.items() if cached is None)
+    if not missing:
+        return {name: cached[0] for name, cached in parts.items()}
+    found: dict[str, tuple[str, tuple | None]] = {}
+
+    def render() -> None:
+        try:
+            session = session_get(session_id=session_id)
+        except SessionNotFound:  # deleted while watched
+            return
+        small = [_SMALL_CONTEXTS.get(name) for name in missing]
+        if all(small):
+            state = None  # not every region read: no whole page comes of it
+            context = {k: v for read in small for k, v in read(session).items()}
+        else:  # the database version too, for a forced pass to find these by (above)
+            state = _version(session)
+            context = studio_context(session=session)
+        rendered = region_parts(context=context, language=language, names=missing)
+        found.update({name: (html, state) for name, html in rendered.items()})
+        _store({keys[name]: value for name, value in found.items()})
+
+    _once((session_id, language, tuple((n, versions[n]) for n in missing)), render)
+    for name in missing:
+        parts[name] = found.get(name) or _cached(keys[name])
+    if any(cached is None for cached in parts.values()):
+        return {}  # gone, or another watcher's rendering failed: the next pass reads again
+    return {name: cached[0] for name, cached in parts.items()}

@@ -286,14 +286,15 @@ def run_view(*, session: ComicSession) -> RunView:
         log = fold_operation(records)
     except CorruptedOperationLog:
         return RunView(status, corrupted=True)
+    pending = {call_id: call for call_id, call in log.calls.items() if call.approval == "pending"}
     calls: dict[str, tuple[str, dict]] = {}
-    for entry_id in {a.assistant_entry_id for a in log.attempts}:
-        row = Entry.objects.filter(session=session, entry_id=entry_id).values("payload").first()
-        if row is None:
-            continue
-        message = row["payload"].get("message", {})
-        for call in message.get("tool_calls", []):
-            calls[call["id"]] = (call["name"], call.get("arguments", {}))
+    if pending:  # what each awaited call asks for, from its replies, in one read
+        replies = Entry.objects.filter(
+            session=session, entry_id__in={a.assistant_entry_id for a in log.attempts}
+        ).values_list("payload", flat=True)
+        for payload in replies:
+            for call in payload.get("message", {}).get("tool_calls", []):
+                calls[call["id"]] = (call["name"], call.get("arguments", {}))
     approvals = [
         PendingApproval(
             call_id,
@@ -301,8 +302,7 @@ def run_view(*, session: ComicSession) -> RunView:
             calls.get(call_id, ("?", {}))[1],
             call.approval_request.cost if call.approval_request else 0,
         )
-        for call_id, call in log.calls.items()
-        if call.approval == "pending"
+        for call_id, call in pending.items()
     ]
     written = (
         entry_ids_among(session=session, ids=[i.input_entry_id for i in log.inputs])

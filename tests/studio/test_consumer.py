@@ -1,23 +1,19 @@
 """The studio's websocket (/ws/sessions/<id>/) through the whole ASGI application.
 
 The consumer's timers (the catch-up interval, the quiet pass) run on a fake clock in the
-tests about timing (``clock``): a test moves time on and asserts on what was sent by then.
-"Nothing was sent" is only asserted once a later event shows the consumer is past the
-point where it would have sent it: its next wait on the clock has begun (``clock.pending``)
-or a later frame has arrived; then what it sent is in the communicator's queue already.
+tests about timing (``clock``): a test moves time on and asserts on what was sent by then
+(tests/support/sockets.py says when "nothing was sent" may be asserted).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 
 import pytest
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.test import Client
 
 from jaiweb.asgi import application
 from jaiweb.live.push import group_name
@@ -25,25 +21,10 @@ from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import consumers
 from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS, SessionConsumer
 from tests.support.clocks import FakeClock
+from tests.support.sockets import connect, due, in_loop, nothing_sent, session_cookie, waiting_until
 from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def in_loop(test):
-    """Run an async test body on an event loop of its own (the ORM goes to threads)."""
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        return async_to_sync(test)(*args, **kwargs)
-
-    return run
-
-
-def _cookie(user) -> bytes:
-    client = Client()
-    client.force_login(user)
-    return f"sessionid={client.cookies['sessionid'].value}".encode()
 
 
 @pytest.fixture
@@ -55,34 +36,9 @@ def clock(monkeypatch) -> FakeClock:
     return fake
 
 
-def nothing_sent(ws) -> bool:
-    """No frame is waiting in the communicator: only meaningful after a sentinel."""
-    return ws.output_queue.empty()
-
-
-async def waiting_until(clock: FakeClock, at: float, what: str) -> None:
-    """The consumer is waiting on the fake clock for ``at`` (a pass held to its interval,
-    or a quiet pass): everything it did before that wait is done."""
-    await wait_until_async(lambda: due(clock, at), 10, what)
-
-
-def due(clock: FakeClock, at: float) -> bool:
-    """Something waits on the fake clock for ``at`` (give or take float rounding)."""
-    return any(abs(when - at) < 1e-6 for when in clock.pending())
-
-
-async def _connect(session_id: str, user=None, origin: bytes = b"http://127.0.0.1", extra=()):
-    headers = [(b"origin", origin), *extra]
-    if user is not None:
-        headers.append((b"cookie", await sync_to_async(_cookie)(user)))
-    communicator = WebsocketCommunicator(application, f"/ws/sessions/{session_id}/", headers)
-    connected, _ = await communicator.connect(timeout=5)
-    return communicator, connected
-
-
 @in_loop
 async def test_the_owner_connects_and_gets_every_region_at_once(alice, episode):
-    ws, ok = await _connect(episode.id, alice)
+    ws, ok = await connect(episode.id, alice)
     assert ok
     first = await ws.receive_from(timeout=5)
     for region in ("tree", "strip", "character-state", "credits", "session-notice", "controls"):
@@ -95,14 +51,14 @@ async def test_the_owner_connects_and_gets_every_region_at_once(alice, episode):
 async def test_anyone_else_is_refused_at_the_handshake(alice, bob, episode, who):
     user = {"anonymous": None, "bob": bob, "unknown-session": alice}[who]
     sid = "s_nope" if who == "unknown-session" else episode.id
-    ws, ok = await _connect(sid, user)
+    ws, ok = await connect(sid, user)
     assert not ok
     await ws.disconnect()
 
 
 @in_loop
 async def test_a_foreign_origin_is_refused(alice, episode):
-    ws, ok = await _connect(episode.id, alice, origin=b"http://evil.example")
+    ws, ok = await connect(episode.id, alice, origin=b"http://evil.example")
     assert not ok
     await ws.disconnect()
 
@@ -112,14 +68,14 @@ async def test_staff_may_watch(django_user_model, episode):
     staff = await sync_to_async(django_user_model.objects.create_user)(
         "admin", password="x", is_staff=True
     )
-    ws, ok = await _connect(episode.id, staff)
+    ws, ok = await connect(episode.id, staff)
     assert ok
     await ws.disconnect()
 
 
 @in_loop
 async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, episode):
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
     event = {"type": "text_delta", "text": "<img src=x onerror=1>", "n": 1}
@@ -138,7 +94,7 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
 
 @in_loop
 async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, episode, clock):
-    ws, _ = await _connect(episode.id, alice)  # the quiet pass: not within this test
+    ws, _ = await connect(episode.id, alice)  # the quiet pass: not within this test
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
 
@@ -166,7 +122,7 @@ async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, 
 async def test_step_lines_escape_what_the_run_reports_and_keep_their_ids(alice, episode, clock):
     """A tool's line is appended at its start and replaced by id at its end; a retry's and
     the end's lines are appended. Whatever an event carries reaches the page as text."""
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
 
@@ -202,7 +158,7 @@ async def test_step_lines_escape_what_the_run_reports_and_keep_their_ids(alice, 
 
 @in_loop
 async def test_a_prompt_from_another_tab_reaches_this_one_after_commit(alice, episode):
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     await sync_to_async(prompt_submit)(session=episode, user=alice, text="from <tab> two")
     html = await ws.receive_from(timeout=5)
@@ -212,7 +168,7 @@ async def test_a_prompt_from_another_tab_reaches_this_one_after_commit(alice, ep
 
 @in_loop
 async def test_a_malformed_frame_gets_a_clear_error_and_changes_nothing(alice, episode, clock):
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     for frame in ("not json", '{"type": "drop_tables"}', "[1,2]", "x" * 10_000):
         await ws.send_to(text_data=frame)
@@ -235,7 +191,7 @@ async def test_json_nested_deeper_than_python_recurses_is_refused_like_any_bad_f
 ):
     """The websocket fuzz test's finding: 4,000 characters of "[[[…]]]" were a RecursionError
     in json.loads, which closed the socket with 1011 and logged a traceback."""
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     for frame in ("[" * 2000 + "]" * 2000, '{"a":' * 1500 + "1" + "}" * 1500):
         await ws.send_to(text_data=frame)
@@ -249,7 +205,7 @@ async def test_json_nested_deeper_than_python_recurses_is_refused_like_any_bad_f
 
 @in_loop
 async def test_regions_come_in_the_watchers_language(alice, episode):
-    ws, _ = await _connect(episode.id, alice, extra=[(b"accept-language", b"zh-CN,zh;q=0.9")])
+    ws, _ = await connect(episode.id, alice, extra=[(b"accept-language", b"zh-CN,zh;q=0.9")])
     html = await ws.receive_from(timeout=5)
     assert "积分" in html  # "Credits"
     await ws.disconnect()
@@ -261,17 +217,17 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
     alice, episode, monkeypatch, clock
 ):
     """While the journal is read, deltas flow on; catch-ups asked meanwhile fold into one."""
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     clock.advance(CATCH_UP_INTERVAL)  # a quiet spell: the next catch-up goes at once
     reads = []
     read_may_end = threading.Event()
     real = consumers._regions
 
-    def held_read(session_id, language, with_stream=False):  # held until the test says
+    def held_read(session_id, *args):  # held until the test says
         reads.append(session_id)
         assert read_may_end.wait(10), "the test never let the read end"
-        return real(session_id, language, with_stream)
+        return real(session_id, *args)
 
     monkeypatch.setattr(consumers, "_regions", held_read)
     layer = get_channel_layer()
@@ -313,7 +269,7 @@ async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval
     interval = 0.5
     monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", interval)
     monkeypatch.setattr(consumers, "QUIET_SECONDS", 60)  # not within this test
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     start = clock.now  # the connect's pass
     layer = get_channel_layer()
@@ -358,7 +314,7 @@ async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval
 @in_loop
 async def test_a_burst_is_followed_by_a_catch_up_when_it_goes_quiet(alice, episode, clock):
     """Even a burst whose last event was lost ends with the journal's state on the page."""
-    ws, _ = await _connect(episode.id, alice)
+    ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     layer = get_channel_layer()
     for n in (1, 2, 3):
@@ -384,7 +340,10 @@ async def test_a_burst_is_followed_by_a_catch_up_when_it_goes_quiet(alice, episo
 @in_loop
 async def test_an_unrouted_path_is_refused_at_the_handshake_quietly(alice, path, caplog):
     """Issue 14.5: URLRouter raised ValueError ("No route found"), logged as a traceback."""
-    headers = [(b"origin", b"http://127.0.0.1"), (b"cookie", await sync_to_async(_cookie)(alice))]
+    headers = [
+        (b"origin", b"http://127.0.0.1"),
+        (b"cookie", await sync_to_async(session_cookie)(alice)),
+    ]
     communicator = WebsocketCommunicator(application, path, headers)
     connected, code = await communicator.connect(timeout=5)
     assert (connected, code) == (False, 4404)
@@ -396,5 +355,5 @@ async def test_an_unrouted_path_is_refused_at_the_handshake_quietly(alice, path,
 async def test_a_nul_in_the_session_id_is_refused_at_the_handshake(alice, episode):
     """On PostgreSQL the lookup raised DataError (a traceback, no answer); found by the
     websocket fuzz test's /ws/sessions/%00/."""
-    _ws, connected = await _connect("\x00", alice)
+    _ws, connected = await connect("\x00", alice)
     assert not connected

@@ -15,14 +15,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_watchers_asking_at_once_share_one_rendering(alice, episode, monkeypatch):
     renders = []
-    real = regions.regions_html
+    real = regions.region_parts
 
     def slow(**kwargs):
         renders.append(1)
         time.sleep(0.3)
         return real(**kwargs)
 
-    monkeypatch.setattr(regions, "regions_html", slow)
+    monkeypatch.setattr(regions, "region_parts", slow)
     results = []
 
     def watcher():
