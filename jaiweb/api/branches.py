@@ -53,14 +53,26 @@ from journal.jsonvalues import Id, Text
 
 router = Router(tags=["branches"])
 
+# A comparison's entries per side, by default and at most: the fold reads both whole paths,
+# but encoding (and validating) thousands of entries would cost more than the fold itself.
+COMPARE_ENTRIES = 100
+COMPARE_ENTRIES_MAX = 1000
+
 E404 = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
 @router.get("/sessions/{session_id}/compare", response={200: ComparisonOut, **E404})
-def compare_branches(request: HttpRequest, session_id: str, left: Id, right: Id):
+def compare_branches(
+    request: HttpRequest,
+    session_id: str,
+    left: Id,
+    right: Id,
+    limit: Annotated[int, Field(ge=0, le=COMPARE_ENTRIES_MAX)] = COMPARE_ENTRIES,
+):
     """The branches ending at ``left`` and ``right`` side by side from where they part: their
-    entries, the state at each end and what differs, and what each spent and published."""
+    first ``limit`` entries each (``entry_count`` says how many there are), the state at each
+    end and what differs, and what each spent and published."""
     session = session_for(user=request.auth, session_id=session_id)
     got = branches_compare(session=session, left_id=left, right_id=right)
     c = got.comparison
@@ -68,7 +80,8 @@ def compare_branches(request: HttpRequest, session_id: str, left: Id, right: Id)
     def side(s, rows):
         return {
             "node_id": s.node_id,
-            "entries": entries_out(rows),
+            "entry_count": len(rows),
+            "entries": entries_out(rows[:limit]),
             "app_state": s.state,
             "effects": asdict(s.effects),
         }

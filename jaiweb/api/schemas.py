@@ -345,7 +345,10 @@ class ChangeOut(Schema):
 
 class BranchSideOut(Schema):
     node_id: str | None
-    entries: list[EntryOut] = Field(description="from the fork point on, root → node")
+    entry_count: int = Field(description="entries from the fork point on to the node")
+    entries: list[EntryOut] = Field(
+        description="the first `limit` of them, from the fork point on, root → node"
+    )
     app_state: dict[str, Any] = Field(description="the state at the node")
     effects: EffectsOut
 

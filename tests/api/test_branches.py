@@ -39,6 +39,26 @@ def test_the_lollipop_and_the_laxative_branches_side_by_side(as_alice, article):
     }
 
 
+def test_a_comparison_sends_the_first_entries_of_each_side_and_counts_them_all(
+    as_alice, article
+):
+    got = as_alice.get(f"/sessions/{article.id}/compare", left="e4", right="e6", limit=1)
+    assert got.status_code == 200, got.content
+    body = got.json()
+    assert [e["id"] for e in body["left"]["entries"]] == ["e3"]
+    assert [e["id"] for e in body["right"]["entries"]] == ["e5"]
+    assert body["left"]["entry_count"] == body["right"]["entry_count"] == 2
+    # the state and what differs are the whole branches', whatever the limit
+    assert buff(body["right"]["app_state"]) == buff(KUNG_FU_STATE)
+    assert any(c["field"] == "buff" for c in body["changes"])
+
+
+@pytest.mark.parametrize("limit", ["-1", "1001", "x"])
+def test_a_comparison_limit_out_of_range_is_a_422(as_alice, article, limit):
+    got = as_alice.get(f"/sessions/{article.id}/compare", left="e4", right="e6", limit=limit)
+    assert got.status_code == 422
+
+
 def test_a_rewind_preview_names_what_rolls_back(as_alice, article):
     got = as_alice.get(f"/sessions/{article.id}/entries/e4/rewind-preview").json()
     assert got["target_id"] == "e4" and got["left_behind"] == 2  # e5, e6
