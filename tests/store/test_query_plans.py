@@ -259,3 +259,10 @@ def test_the_claim(alice):
         {UNFINISHED, PK},
         must=UNFINISHED,
     )
+
+
+def test_fork_view_of_several_branches(tree):
+    """Each branch's run is a range of the chain index, however many branches are read at
+    once (given a ``seq`` range besides, SQLite walked the session by seq for two)."""
+    assert_plans(lambda: fork_view(tree, parent_id="m0", exclude=None), {CHILDREN, CHAIN}, CHAIN)
+
