@@ -346,8 +346,9 @@ def growth_shape(shape: str, size: int) -> Shape:
     * ``bushy``: the active path is GROWTH_DEPTH entries deep and passes a rewind every
       REWIND_EVERY entries (an abandoned stretch of 5, then a ``branch`` entry back to where
       it started), so it is read as 9 chains; the rest of the entries hang off the folded
-      middle of the path as side branches of GROWTH_SIDE (for 100,000 entries, ~2,500 of
-      them, ~5 on each node there).
+      stretch of the path before its middle (m30 … m379, none drawn by the page, the fork
+      point or the page of the path that bench/web.py reads) as side branches of
+      GROWTH_SIDE (for 100,000 entries, ~2,500 of them, ~7 on each node there).
     """
     bushy = shape == "bushy"
     depth = GROWTH_DEPTH if bushy else size - (3 * 20 + 2 * 10)
@@ -381,7 +382,7 @@ def growth_shape(shape: str, size: int) -> Shape:
     for back in (45, 120):
         side(f"m{9 * ((depth - back) // 9) - 1}", f"n{back}_", 10)  # off a final reply
     if bushy:
-        low, high = 30, depth - 300  # the folded middle of the path
+        low, high = 30, middle - 23  # folded: before the fork point and the path page
         k = 0
         while len(specs) < size:
             at = low + (k * 7919) % (high - low)

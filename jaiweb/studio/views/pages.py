@@ -12,6 +12,7 @@ from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.sessions.status import session_status
+from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
 from jaiweb.studio.regions import studio_context
@@ -109,7 +110,7 @@ def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
         "session": session,
         "entry_id": entry_id,
         "timestamp": path[-1].entry.timestamp,
-        "active": any(r.entry_id == entry_id for r in active),
+        "active": index_of(active, entry_id) is not None,
         "steps": steps[-INSPECTOR_STEPS:],
         "earlier_steps": max(0, len(steps) - INSPECTOR_STEPS),
         "leaf_id": session.leaf_id or "",
