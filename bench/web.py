@@ -64,7 +64,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-PARTS = ("page", "stream", "fanout", "compare")
+PARTS = ("page", "stream", "fanout", "compare", "growth")
 QUICK = {
     "repeat": (11, 5),
     "tokens": (150, 60),
@@ -603,6 +603,214 @@ def bench_compare(backend: str, args, summary: Summary) -> None:
     )
 
 
+# --- part 5: growth: what the page and the tree parts cost as the session grows ----------
+
+GROWTH_SHAPES = ("deep", "bushy")
+GROWTH_PAGE_MS, GROWTH_FORKS_MS, GROWTH_DEEP_MS, GROWTH_RATIO = 150, 30, 80, 1.5
+GROWTH_PARTS = (
+    ("page, cold", "GET /sessions/<id>/, nothing of it parsed in the process"),
+    ("page, warm", "the same again"),
+    ("tree?forks", "the three side branches of a fork point in the middle of the path"),
+    ("tree?path", "the page of 40 turns from the middle of the path"),
+    ("strip, earlier", "strip?before=<the page's first panel>: the 24 panels before it"),
+    ("strip, middle", "strip?before=<a panel in the middle of the path>"),
+)
+
+
+def bench_growth(backend: str, args, summary: Summary) -> None:
+    """The page and its folded parts on sessions of 1k / 10k / 100k entries, deep and bushy,
+    whose drawn parts are alike (bench/webtools.py ``growth_shape``): flat if they cost
+    what they show. Beside them, in the same run: the page of a 100-entry session, and one
+    bare SELECT of as many rows as the request parsed (the least that showing them costs)."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from bench.store import T0
+    from bench.webtools import growth_session, growth_shape
+    from jaiweb.store import rows as stored
+    from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.studio import tree
+
+    owner = get_user_model().objects.create(username="bench-growth")
+    sizes = [int(s) for s in args.growth_sizes.split(",")]
+    cells: dict[tuple[str, int], dict[str, str]] = {}
+    sessions = {}
+    for shape in GROWTH_SHAPES:
+        for size in sizes:
+            start = time.perf_counter()
+            made = growth_shape(shape, size)
+            session = growth_session(owner=owner, shape=made, title=f"{shape} {size}")
+            path = made.path_ids
+            mid = 9 * (len([i for i in path if i.startswith("m")]) // 18) + 9  # a prompt
+            at = path.index(f"m{mid}")
+            base = f"/sessions/{session.id}/"
+            cells[(shape, size)] = {
+                "page, cold": base,
+                "page, warm": base,
+                "tree?forks": f"{base}tree?forks={made.fork_at}&except={made.fork_line_child}",
+                "tree?path": f"{base}tree?path={made.leaf_id}&start={at}&stop={at + 400}",
+                "strip, middle": f"{base}strip?before=m{mid + 2}",
+            }
+            sessions[(shape, size)] = session
+            print(
+                f"  built {shape} {size:,}: {len(made.specs):,} entries, active path "
+                f"{len(path):,} deep, in {time.perf_counter() - start:.1f} s (bulk insert)"
+            )
+            del made
+            gc.collect()
+    chain, parent = [], None
+    for i in range(100):
+        chain.append(studio_entry(i, f"c{i}", parent, T0 + timedelta(seconds=i)))
+        parent = chain[-1].id
+    small = session_from_entries(owner=owner, entries=chain, leaf_id="c99", title="100")
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")  # what autovacuum would have done by now
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(owner)
+
+    def get(url: str, *, cold: bool) -> tuple[float, bytes]:
+        if cold:
+            parsed_entries.clear()
+        start = time.perf_counter()
+        response = client.get(url)
+        spent = time.perf_counter() - start
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {url}: {response.status_code}")
+        return spent, response.content
+
+    for key, urls in cells.items():  # the page's own "earlier panels" link
+        body = get(urls["page, cold"], cold=True)[1].decode()
+        found = re.search(r'hx-get="[^"]*/strip\?before=([^"]+)"', body)
+        if found is None:
+            raise RuntimeError(f"{key}: the page has no earlier panels")
+        urls["strip, earlier"] = f"/sessions/{sessions[key].id}/strip?before={found[1]}"
+
+    # How many rows each request parses (pydantic), for the bare SELECT of as many.
+    counted = {"rows": 0}
+    real_parse, real_entry = stored.parse_raw, tree.parse_entry
+
+    def count_parse(rows):
+        counted["rows"] += len(rows)
+        return real_parse(rows)
+
+    def count_entry(payload):
+        counted["rows"] += 1
+        return real_entry(payload)
+
+    shown: dict[tuple[str, int, str], int] = {}
+    stored.parse_raw, tree.parse_entry = count_parse, count_entry
+    try:
+        for key, urls in cells.items():
+            for part, url in urls.items():
+                counted["rows"] = 0
+                get(url, cold=part != "page, warm")
+                shown[(*key, part)] = counted["rows"]
+    finally:
+        stored.parse_raw, tree.parse_entry = real_parse, real_entry
+
+    def bare_select(session, rows: int) -> float:
+        """One SELECT of ``rows`` rows with their JSON, the leaf's chain backwards."""
+        sql = (
+            f"SELECT seq, entry_id, parent_id, type, {stored.payload_text()} FROM store_entry "
+            "WHERE session_id = %s AND chain = (SELECT chain FROM store_entry WHERE "
+            "session_id = %s AND entry_id = %s) ORDER BY chain_pos DESC LIMIT %s"
+        )
+        start = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [session.id, session.id, session.leaf_id, max(rows, 1)])
+            cursor.fetchall()
+        return time.perf_counter() - start
+
+    times: dict[tuple, list[float]] = {}
+    for _ in range(args.repeat):  # interleaved: noise falls on every figure alike
+        for key, urls in cells.items():
+            for part, url in urls.items():
+                spent = get(url, cold=part != "page, warm")[0]
+                times.setdefault((*key, part), []).append(spent)
+                floor = bare_select(sessions[key], shown[(*key, part)])
+                times.setdefault((*key, part, "select"), []).append(floor)
+        times.setdefault(("100", "cold"), []).append(get(f"/sessions/{small.id}/", cold=True)[0])
+        times.setdefault(("100", "warm"), []).append(get(f"/sessions/{small.id}/", cold=False)[0])
+    med = {key: statistics.median(v) for key, v in times.items()}
+    when = load()
+
+    small_cold, small_warm = med[("100", "cold")], med[("100", "warm")]
+    print(
+        f"  growth, medians of {args.repeat} (in this process, test Client; the parts with "
+        f"the parsed-entry cache cleared first), {when}:"
+    )
+    print(
+        f"    floors, same run: the 100-entry page cold {ms(small_cold)}, warm "
+        f"{ms(small_warm)}; [in brackets] one bare SELECT of as many rows as the request "
+        "parsed, with their JSON"
+    )
+    head = "".join(f"{f'{shape} {size // 1000}k':>21}" for shape in GROWTH_SHAPES for size in sizes)
+    ratio_head = "".join(f"{f'{shape} {sizes[-1] // sizes[0]}x':>11}" for shape in GROWTH_SHAPES)
+    print(f"    {'':<16}{head}{ratio_head}")
+    ratios: dict[tuple[str, str], float] = {}
+    for part, _what in GROWTH_PARTS:
+        line = f"    {part:<16}"
+        for shape in GROWTH_SHAPES:
+            for size in sizes:
+                key = (shape, size, part)
+                cell = f"{ms(med[key])} [{med[(*key, 'select')] * 1e3:.1f}; {shown[key]}]"
+                line += f"{cell:>21}"
+        for shape in GROWTH_SHAPES:
+            ratio = med[(shape, sizes[-1], part)] / med[(shape, sizes[0], part)]
+            ratios[(shape, part)] = ratio
+            line += f"{f'{ratio:.2f}x':>11}"
+        print(line)
+    for part, what in GROWTH_PARTS:
+        print(f"      {part}: {what}")
+    print("      [a; b]: the bare SELECT of b rows, in ms")
+
+    largest = sizes[-1]
+    checks = [
+        (
+            f"bushy {largest // 1000}k page, cold / warm",
+            [med[("bushy", largest, "page, cold")], med[("bushy", largest, "page, warm")]],
+            GROWTH_PAGE_MS,
+        ),
+        (
+            f"bushy {largest // 1000}k tree?forks",
+            [med[("bushy", largest, "tree?forks")]],
+            GROWTH_FORKS_MS,
+        ),
+    ]
+    if 10_000 in sizes:
+        checks.append(
+            (
+                "deep 10k page, cold / warm",
+                [med[("deep", 10_000, "page, cold")], med[("deep", 10_000, "page, warm")]],
+                GROWTH_DEEP_MS,
+            )
+        )
+    for what, figures, target in checks:
+        ok = max(figures) <= target / 1e3
+        figure = " / ".join(ms(f) for f in figures)
+        print(f"    {what}: {figure}   (target <= {target} ms) {verdict(ok)}")
+        summary.add(what, figure, f"<= {target} ms", ok)
+    for shape in GROWTH_SHAPES:
+        for part in ("page, cold", "page, warm", "tree?forks", "tree?path"):
+            ratio = ratios[(shape, part)]
+            ok = ratio <= GROWTH_RATIO
+            summary.add(
+                f"growth {shape} {part} {largest // 1000}k/{sizes[0] // 1000}k",
+                f"{ratio:.2f}x",
+                f"<= {GROWTH_RATIO}x",
+                ok,
+            )
+        for part in ("strip, earlier", "strip, middle"):
+            summary.add(
+                f"growth {shape} {part} {largest // 1000}k/{sizes[0] // 1000}k",
+                f"{ratios[(shape, part)]:.2f}x",
+            )
+    summary.add("100-entry page, cold / warm (floor)", f"{ms(small_cold)} / {ms(small_warm)}")
+
+
 # --- the studio child, its user and sessions ---------------------------------------------
 
 
@@ -1076,6 +1284,8 @@ def run_backend(backend: str, args) -> None:
         parts = set(args.parts.split(","))
         if "page" in parts:
             bench_page(backend, args, summary)
+        if "growth" in parts:
+            bench_growth(backend, args, summary)
         if parts & {"stream", "fanout"}:
             live_parts(backend, args, parts, summary)
         if "compare" in parts:
@@ -1160,6 +1370,9 @@ def main() -> None:
     parser_.add_argument("--depth", type=int, default=8000)
     parser_.add_argument("--forks", type=int, default=400)
     parser_.add_argument("--fork-len", type=int, default=5)
+    parser_.add_argument(
+        "--growth-sizes", default="1000,10000,100000", help="entries of the growth sessions"
+    )
     parser_.add_argument("--tokens", type=int, help="tokens of the default-interval run (150)")
     parser_.add_argument("--token-interval-ms", type=float, default=20)
     parser_.add_argument("--spaced-tokens", type=int, help="tokens of the spaced run (100)")

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -313,3 +314,144 @@ def percentile(values: list[float], q: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+# --- growth: sessions of one shape at several sizes ---------------------------------------
+
+GROWTH_DEPTH = 800  # a bushy session's active path, whatever its size
+REWIND_EVERY = 99  # bushy: a rewind on the active path every 11 turns of the 9-entry cycle
+GROWTH_SIDE = 40  # bushy: the filler's side branches (a branch entry and 39 entries)
+_PERIOD = 9 * 50  # distinct payloads of the cycle; entry i is made from template i % _PERIOD
+
+
+@dataclass
+class Shape:
+    """A growth session as rows to insert, and what bench/web.py's ``growth`` part asks of it."""
+
+    specs: list  # (entry id, parent id, cycle index i or None for a branch entry, from id)
+    leaf_id: str
+    path_ids: list[str]  # root → leaf
+    fork_at: str  # a fork point with the same three side branches in every size
+    fork_line_child: str  # its child on the active path
+
+
+def growth_shape(shape: str, size: int) -> Shape:
+    """A ``size``-entry session, ``deep`` or ``bushy``, whose drawn parts are alike in
+    every size: only the folded part of the tree grows.
+
+    * both: bench/store.py's realistic 9-entry cycle on the active path; three side branches
+      of 20 at one fork point in the middle of it (what ``tree?forks`` reads) and one of 10
+      off each of two turns near the leaf (drawn open on the page);
+    * ``deep``: the active path is one chain of ``size - 80`` entries;
+    * ``bushy``: the active path is GROWTH_DEPTH entries deep and passes a rewind every
+      REWIND_EVERY entries (an abandoned stretch of 5, then a ``branch`` entry back to where
+      it started), so it is read as 9 chains; the rest of the entries hang off the folded
+      stretch of the path before its middle (m30 … m379, none drawn by the page, the fork
+      point or the page of the path that bench/web.py reads) as side branches of
+      GROWTH_SIDE (for 100,000 entries, ~2,500 of them, ~7 on each node there).
+    """
+    bushy = shape == "bushy"
+    depth = GROWTH_DEPTH if bushy else size - (3 * 20 + 2 * 10)
+    specs: list = []
+    path_ids: list[str] = []
+
+    def side(at: str, name: str, length: int, start: int = 0) -> None:
+        specs.append((f"{name}b", at, None, at))
+        parent = f"{name}b"
+        for j in range(length - 1):
+            specs.append((f"{name}{j}", parent, start + j, None))
+            parent = f"{name}{j}"
+
+    parent = None
+    for i in range(depth):
+        specs.append((f"m{i}", parent, i, None))
+        path_ids.append(f"m{i}")
+        parent = f"m{i}"
+        if bushy and i % REWIND_EVERY == REWIND_EVERY - 1 and i < depth - 1:
+            dead = parent  # a stretch the person left, then a rewind back to after m{i}
+            for k in range(5):
+                specs.append((f"d{i}_{k}", dead, i + 1 + k, None))
+                dead = f"d{i}_{k}"
+            specs.append((f"r{i}", parent, None, dead))
+            path_ids.append(f"r{i}")
+            parent = f"r{i}"
+    middle = 9 * (depth // 18) + 3  # a final reply: where "continue from here" goes
+    fork_at = f"m{middle}"
+    for k in range(3):
+        side(fork_at, f"f{k}_", 20)
+    for back in (45, 120):
+        side(f"m{9 * ((depth - back) // 9) - 1}", f"n{back}_", 10)  # off a final reply
+    if bushy:
+        low, high = 30, middle - 23  # folded: before the fork point and the path page
+        k = 0
+        while len(specs) < size:
+            at = low + (k * 7919) % (high - low)
+            if at != middle:
+                side(f"m{at}", f"g{k}_", min(GROWTH_SIDE, size - len(specs)), start=at + 1)
+            k += 1
+    return Shape(specs, f"m{depth - 1}", path_ids, fork_at, f"m{middle + 1}")
+
+
+@functools.cache
+def _templates() -> list[dict]:
+    from bench.store import T0
+    from journal.entries import entry_to_dict
+
+    return [entry_to_dict(studio_entry(i, "x", None, T0)) for i in range(_PERIOD)]
+
+
+def _payload(i: int | None, eid: str, parent: str | None, stamp: str, from_id: str | None):
+    """What ``entry_to_dict(studio_entry(i, ...))`` gives, from a template: its id, parent,
+    time, tool call ids and image id are the entry's own (texts repeat every _PERIOD)."""
+    if i is None:
+        return {"id": eid, "parent_id": parent, "timestamp": stamp, "type": "branch",
+                "from_id": from_id}  # fmt: skip
+    made = {**_templates()[i % _PERIOD], "id": eid, "parent_id": parent, "timestamp": stamp}
+    message = made.get("message")
+    if message and message.get("tool_calls"):
+        calls = [{**c, "id": f"call_{i}"} for c in message["tool_calls"]]
+        made["message"] = {**message, "tool_calls": calls}
+    elif message and "tool_call_id" in message:
+        message = {**message, "tool_call_id": f"call_{i - 1}"}
+        if "image_id" in message["details"]:
+            message["details"] = {**message["details"], "image_id": f"img_{i:08x}"}
+        made["message"] = message
+    return made
+
+
+def growth_session(*, owner, shape: Shape, title: str):
+    """The session of ``shape``, bulk inserted as the store lays rows out (chains included)."""
+    from django.db import transaction
+
+    from bench.store import T0
+    from jaiweb.store.chains import chain_positions
+    from jaiweb.store.models import ComicSession, Entry
+    from jaiweb.store.services import session_create
+
+    session = session_create(owner=owner, title=title)
+    positions = chain_positions((eid, parent) for eid, parent, _i, _f in shape.specs)
+
+    def rows():
+        for seq, ((eid, parent, i, from_id), (chain, pos)) in enumerate(
+            zip(shape.specs, positions, strict=True), 1
+        ):
+            at = T0 + timedelta(seconds=seq)
+            yield Entry(
+                session_id=session.id,
+                seq=seq,
+                entry_id=eid,
+                parent_id=parent,
+                type="branch" if i is None else _templates()[i % _PERIOD]["type"],
+                payload=_payload(i, eid, parent, at.strftime("%Y-%m-%dT%H:%M:%SZ"), from_id),
+                timestamp=at,
+                chain=chain,
+                chain_pos=pos,
+            )
+
+    with transaction.atomic():
+        Entry.objects.bulk_create(rows(), batch_size=2000)
+        ComicSession.objects.filter(pk=session.id).update(
+            leaf_id=shape.leaf_id, entry_count=len(shape.specs)
+        )
+    session.refresh_from_db()
+    return session

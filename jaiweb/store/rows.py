@@ -7,6 +7,8 @@ that shows a window of a long branch pays for the entries it looks at, not for a
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 
 from django.db import connection
 from pydantic import TypeAdapter
@@ -136,3 +138,130 @@ def raw_rows_by_seq(session_id: str, seqs: list[int]) -> list[tuple[int, str, st
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+class PathRows(Sequence[StoredEntry]):
+    """A path root → leaf as the chain ranges it is made of; its rows (seq, id, type) are
+    read a block at a time when first touched, so a page that looks at the two ends of a
+    100,000-entry path reads a few hundred rows, not the path.
+
+    Safe to read late: the rows of a chain up to a position never change (entries are
+    append-only and a position is taken once), whatever is appended meanwhile.
+    """
+
+    BLOCK = 256  # rows read at a time
+
+    def __init__(
+        self, session_id: str, segments: Sequence[tuple[int, int]], *, keep: str | None
+    ) -> None:
+        self._session = session_id
+        self._segments = tuple(segments)  # (chain, last position on the path), root first
+        self._offsets: list[int] = []  # where each segment starts on the path
+        at = 0
+        for _chain, last in self._segments:
+            self._offsets.append(at)
+            at += last + 1
+        self._len = at
+        self._by_chain = {chain: k for k, (chain, _last) in enumerate(self._segments)}
+        self._keep = keep
+        self._blocks: dict[tuple[int, int], list[StoredEntry]] = {}
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._len)
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            return self._span(start, stop)
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        k = bisect_right(self._offsets, index) - 1
+        pos = index - self._offsets[k]
+        block = self._blocks.get((k, pos // self.BLOCK))
+        if block is None:
+            self._read(k, pos, pos)
+            block = self._blocks[(k, pos // self.BLOCK)]
+        return block[pos % self.BLOCK]
+
+    def __iter__(self) -> Iterator[StoredEntry]:
+        return iter(self._span(0, self._len))
+
+    def __reversed__(self) -> Iterator[StoredEntry]:
+        for index in range(self._len - 1, -1, -1):
+            yield self[index]
+
+    def index_at(self, chain: int, pos: int) -> int | None:
+        """Where the entry at ``pos`` of ``chain`` is on the path (None when it is not)."""
+        k = self._by_chain.get(chain)  # a path passes a chain once: along its first children
+        if k is None or pos > self._segments[k][1]:
+            return None
+        return self._offsets[k] + pos
+
+    def position(self, entry_id: str) -> int | None:
+        """Where ``entry_id`` is on the path (None when it is not): one index search."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT chain, chain_pos FROM store_entry WHERE session_id = %s AND entry_id = %s",
+                [self._session, entry_id],
+            )
+            found = cursor.fetchone()
+        return None if found is None else self.index_at(*found)
+
+    def _span(self, start: int, stop: int) -> list[StoredEntry]:
+        """Rows ``start`` to ``stop``, their unread blocks read with one query per chain."""
+        out: list[StoredEntry] = []
+        if start >= stop:
+            return out
+        B = self.BLOCK
+        first = bisect_right(self._offsets, start) - 1
+        for k in range(first, len(self._segments)):
+            offset = self._offsets[k]
+            if offset >= stop:
+                break
+            lo = max(start, offset) - offset
+            hi = min(stop, offset + self._segments[k][1] + 1) - offset - 1
+            missing = [b for b in range(lo // B, hi // B + 1) if (k, b) not in self._blocks]
+            if missing:
+                self._read(k, missing[0] * B, missing[-1] * B)
+            for b in range(lo // B, hi // B + 1):
+                block = self._blocks[(k, b)]
+                out.extend(block[max(lo - b * B, 0) : hi - b * B + 1])
+        return out
+
+    def _read(self, k: int, low: int, high: int) -> None:
+        """The blocks of segment ``k`` holding positions ``low`` … ``high``, in one query."""
+        B = self.BLOCK
+        chain, last = self._segments[k]
+        first, end = low - low % B, min(high - high % B + B - 1, last)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT seq, entry_id, type FROM store_entry WHERE session_id = %s "
+                "AND chain = %s AND chain_pos >= %s AND chain_pos <= %s ORDER BY chain_pos",
+                [self._session, chain, first, end],
+            )
+            found = cursor.fetchall()
+        if len(found) != end - first + 1:
+            raise BrokenSessionTree(f"entries of chain {chain} are gone")
+        held = parsed_entries.holds(self._session)
+        lookup = parsed_entries.lookup
+        rows = [
+            StoredEntry(seq, entry)
+            if held and (entry := lookup(self._session, seq, entry_id)) is not None
+            else StoredEntry(
+                seq, entry_id=entry_id, type=type_, keep=self._keep, session_id=self._session
+            )
+            for seq, entry_id, type_ in found
+        ]
+        for at in range(0, len(rows), B):
+            self._blocks[(k, (first + at) // B)] = rows[at : at + B]
+
+
+def index_of(rows: Sequence[StoredEntry], entry_id: str) -> int | None:
+    """Where ``entry_id`` is among ``rows`` (a path), or None; a PathRows looks it up."""
+    if isinstance(rows, PathRows):
+        return rows.position(entry_id)
+    return next((i for i, r in enumerate(rows) if r.entry_id == entry_id), None)

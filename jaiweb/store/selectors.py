@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection
@@ -51,27 +53,26 @@ def session_get(*, session_id: str, owner: Any = None) -> ComicSession:
 
 def branch_rows(
     *, session: ComicSession, leaf_id: str | None = None, lazy: bool = False
-) -> list[StoredEntry]:
+) -> Sequence[StoredEntry]:
     """Root → leaf (default: the session's leaf), one index range scan per chain on the path.
 
     Each entry continues its parent's chain unless it is a later child (a fork or a rewind):
     the walk jumps from a chain's head to its parent's chain, so it costs one step per
     fork passed, not per entry. Entries this process parsed before are not parsed again.
     ``lazy``: for a reader that touches a few rows of a long branch (a page), the path
-    comes without the entries' JSON, fetched for the rows parsed (``parse_rows``).
+    comes as its chain ranges (``PathRows``): a row is read when touched, a block at a
+    time, and its JSON when it is parsed (``parse_rows``), so a page of a 100,000-entry
+    path costs what it shows.
     """
     leaf = session.leaf_id if leaf_id is None else leaf_id
     if leaf is None:
         return []
+    if lazy:
+        return _lazy_path(session, leaf, known_leaf=leaf_id is None)
     # Most of the session not parsed here yet: fetch the payloads with the path, one query.
     held = parsed_entries.count(session.id)
-    with_payload = not lazy and held * 2 < session.entry_count
-    if lazy:
-        payload = ", e.type"
-    elif with_payload:
-        payload = f", e.type, {payload_text().replace('payload', 'e.payload')}"
-    else:
-        payload = ""
+    with_payload = held * 2 < session.entry_count
+    payload = f", e.type, {payload_text().replace('payload', 'e.payload')}" if with_payload else ""
     with connection.cursor() as cursor:
         cursor.execute(_PATH_SQL.format(payload=payload), {"sid": session.id, "leaf": leaf})
         path = cursor.fetchall()  # (seq, entry_id, parent_id, chain_pos[, type, payload])
@@ -86,13 +87,6 @@ def branch_rows(
     # Rows not parsed here are parsed when touched; committed rows only may be kept.
     keep = None if connection.in_atomic_block else session.id
     lookup = parsed_entries.lookup
-    if lazy:
-        return [
-            StoredEntry(r[0], entry)
-            if held and (entry := lookup(session.id, r[0], r[1])) is not None
-            else StoredEntry(r[0], entry_id=r[1], type=r[4], keep=keep, session_id=session.id)
-            for r in path
-        ]
     if with_payload:
         if not held:
             return [StoredEntry(r[0], entry_id=r[1], type=r[4], raw=r[5], keep=keep) for r in path]
@@ -113,7 +107,8 @@ def branch_rows(
     ]
 
 
-_PATH_SQL = """
+# The chains of the path to a leaf, the leaf's first (depth 0), each to its last position.
+_SEGMENTS_CTE = """
     WITH RECURSIVE seg(chain, last_pos, depth) AS (
         SELECT chain, chain_pos, 0 FROM store_entry
          WHERE session_id = %(sid)s AND entry_id = %(leaf)s
@@ -124,11 +119,63 @@ _PATH_SQL = """
                            AND h.chain_pos = 0
           JOIN store_entry p ON p.session_id = %(sid)s AND p.entry_id = h.parent_id
          WHERE seg.depth < (SELECT entry_count FROM store_comicsession WHERE id = %(sid)s)
-    )
+    )"""
+_PATH_SQL = (
+    _SEGMENTS_CTE
+    + """
     SELECT e.seq, e.entry_id, e.parent_id, e.chain_pos{payload}
       FROM seg JOIN store_entry e ON e.session_id = %(sid)s AND e.chain = seg.chain
                                  AND e.chain_pos <= seg.last_pos
      ORDER BY seg.depth DESC, e.chain_pos"""
+)
+
+
+# The same chains with each one's head (its entry at position 0): the root's must be there
+# and have no parent, or the tree is broken.
+_SEGMENTS_SQL = (
+    _SEGMENTS_CTE
+    + """
+    SELECT seg.chain, seg.last_pos, h.entry_id, h.parent_id
+      FROM seg LEFT JOIN store_entry h ON h.session_id = %(sid)s AND h.chain = seg.chain
+                                       AND h.chain_pos = 0
+     ORDER BY seg.depth DESC"""
+)
+
+# The chain ranges of paths read here, by (session, leaf): the path to an entry never
+# changes, so a page drawn again reads its rows without walking the tree again.
+_segments: OrderedDict[tuple[str, str], tuple[tuple[int, int], ...]] = OrderedDict()
+_segments_lock = threading.Lock()
+_SEGMENTS_KEPT = 4096
+
+
+def _lazy_path(session: ComicSession, leaf: str, *, known_leaf: bool) -> stored.PathRows:
+    """The path to ``leaf`` as its chain ranges (one recursive query, or none when this
+    process read it before); rows are read when touched (``PathRows``)."""
+    key = (session.id, leaf)
+    keep = None if connection.in_atomic_block else session.id
+    with _segments_lock:
+        segments = _segments.get(key)
+        if segments is not None:
+            _segments.move_to_end(key)
+    if segments is None:
+        with connection.cursor() as cursor:
+            cursor.execute(_SEGMENTS_SQL, {"sid": session.id, "leaf": leaf})
+            found = cursor.fetchall()  # (chain, last position, head id, head's parent)
+        if not found:
+            if not known_leaf:
+                raise UnknownEntry(leaf)
+            raise BrokenSessionTree("the stored leaf is not in the session", leaf_id=leaf)
+        if found[0][2] is None or found[0][3] is not None:
+            raise BrokenSessionTree(
+                f"missing parent {found[0][3]!r}, or a cycle", leaf_id=leaf, entry_id=found[0][3]
+            )
+        segments = tuple((chain, last) for chain, last, _id, _parent in found)
+        if keep is not None:  # committed rows only (see entry_cache)
+            with _segments_lock:
+                _segments[key] = segments
+                while len(_segments) > _SEGMENTS_KEPT:
+                    _segments.popitem(last=False)
+    return stored.PathRows(session.id, segments, keep=keep)
 
 
 def _rows_by_seq(session_id: str, seqs: list[int]) -> list[StoredEntry]:

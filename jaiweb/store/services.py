@@ -30,6 +30,7 @@ from jaiweb.store.errors import (
 )
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
+from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import (
     app_state_at,
     branch_rows,
@@ -206,7 +207,7 @@ def _on_active_branch(session: ComicSession, entry_id: str) -> bool:
     on the same branch (a run it had not seen end yet), not on a branch left since."""
     if entry_id == session.leaf_id:
         return True
-    return any(row.entry_id == entry_id for row in branch_rows(session=session, lazy=True))
+    return index_of(branch_rows(session=session, lazy=True), entry_id) is not None
 
 
 def operation_accept(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,10 @@ from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.access import may_see
 from jaiweb.sessions.status import SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
-from jaiweb.store.rows import StoredEntry, parse_rows
+from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_ids_among, operation_records
 from jaiweb.studio.labels import people_named
-from journal.branches import RewindPreview, effects_of, state_changes
+from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -96,8 +97,8 @@ def strip_view(
     limit = STRIP_PAGE if limit is None else limit
     end = len(rows)
     if before is not None:
-        end = next((i for i, r in enumerate(rows) if r.entry_id == before), -1)
-        if end < 0:
+        end = index_of(rows, before)
+        if end is None:
             raise UnknownEntry(before)
     shown: list[int] = []  # row indices of the panels to show, newest first
     earlier = False
@@ -113,7 +114,7 @@ def strip_view(
     start = _asked_at(rows, shown[-1])
     span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
     parse_rows(span)
-    panels = _panels(span, _published(rows[shown[-1] :], session))
+    panels = _panels(span, _published(rows, session, start=shown[-1]))
     targets = _continue_targets(rows, shown)
     here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
     if rows[-1].type == "branch":
@@ -175,8 +176,7 @@ def _backwards_parsed(
         end = start
     if end == 0:
         return
-    drawn = _seqs_of(session, "generate_image") | _seqs_of(session, "place_panel")
-    found = [i for i in range(end - 1, -1, -1) if rows[i].seq in drawn]
+    found = _results_on(rows, session, PANEL_TOOLS, 0, end)[::-1]
     for at in range(0, len(found), chunk):
         parse_rows([rows[i] for i in found[at : at + chunk]])
         yield from found[at : at + chunk]
@@ -200,23 +200,39 @@ def _panel_image(row: StoredEntry) -> str | None:
     return _image_of(row, "generate_image") or _image_of(row, "place_panel")
 
 
-def _published(rows: list[StoredEntry], session: ComicSession | None = None) -> set[str]:
-    """The panels published on this stretch of a branch (a long one, with ``session``: its
-    publish results found by one query rather than by parsing the stretch)."""
-    if session is not None and len(rows) > SCAN_ROWS:
-        seqs = _seqs_of(session, "publish_panel")
-        rows = [r for r in rows if r.seq in seqs]
-    parse_rows([r for r in rows if r.type == "message" and r.may_contain('"image_id"')])
-    return {image for r in rows if (image := _image_of(r, "publish_panel")) is not None}
+def _published(
+    rows: Sequence[StoredEntry], session: ComicSession | None = None, *, start: int = 0
+) -> set[str]:
+    """The panels published on a branch from ``rows[start]`` on (a long stretch, with
+    ``session``: its publish results found by one query rather than by parsing it)."""
+    if session is not None and len(rows) - start > SCAN_ROWS:
+        stretch = [
+            rows[i] for i in _results_on(rows, session, ("publish_panel",), start, len(rows))
+        ]
+    else:
+        stretch = rows[start:]
+    parse_rows([r for r in stretch if r.type == "message" and r.may_contain('"image_id"')])
+    return {image for r in stretch if (image := _image_of(r, "publish_panel")) is not None}
 
 
-def _seqs_of(session: ComicSession, tool: str) -> set[int]:
-    """The seqs of the session's results of ``tool`` (one query; no payload parsed)."""
-    return set(
-        Entry.objects.filter(
-            session=session, type="message", payload__message__tool_name=tool
-        ).values_list("seq", flat=True)
-    )
+def _results_on(
+    rows: Sequence[StoredEntry],
+    session: ComicSession,
+    tools: tuple[str, ...],
+    start: int,
+    stop: int,
+) -> list[int]:
+    """Where the results of ``tools`` are among ``rows[start:stop]`` (a path), in order: one
+    query for the session's results (no payload parsed), placed on the path by their chain
+    positions when it is a ``PathRows`` (no row of the stretch read), else by seq."""
+    found = Entry.objects.filter(
+        session=session, type="message", payload__message__tool_name__in=tools
+    ).values_list("seq", "chain", "chain_pos")
+    if isinstance(rows, PathRows):
+        at = (rows.index_at(chain, pos) for _seq, chain, pos in found)
+        return sorted(i for i in at if i is not None and start <= i < stop)
+    seqs = {seq for seq, _chain, _pos in found}
+    return [i for i in range(start, stop) if rows[i].seq in seqs]
 
 
 def _asked_at(rows: list[StoredEntry], panel: int) -> int:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from django.db import connection
 from django.db.models import Max, Q
 
 from jaiweb.store.models import ComicSession, Entry
@@ -502,14 +503,7 @@ def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
         cuts.append((start, cut, run))
     drawn = _turns_of_lines(session, lines, active=False) if lines else []
     folded = [start.chain for start, cut, run in cuts if cut < len(run)]
-    last = dict(
-        Entry.objects.filter(session=session, chain__in=folded, seq__lte=_known(session))
-        .values("chain")
-        .annotate(last=Max("chain_pos"))
-        .values_list("chain", "last")
-        if folded
-        else []
-    )
+    last = _chain_ends(session, folded) if folded else {}
     out: dict[str, list[Item]] = {}
     for (start, cut, run), turns in zip(cuts, drawn, strict=True):
         items: list[Item] = list(turns)
@@ -522,6 +516,34 @@ def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
     return out
 
 
+def _chain_ends(session: ComicSession, chains: list[int]) -> dict[int, int]:
+    """The last position of each chain as the session was read (``_known``): each chain's
+    last row by one backward index search (an aggregate would read the chains whole), in
+    one statement; a chain that grew since (a run going on) is asked again."""
+    one = (
+        "SELECT * FROM (SELECT chain, chain_pos, seq FROM store_entry WHERE session_id = %s"
+        " AND chain = %s ORDER BY chain_pos DESC LIMIT 1) AS c{}"
+    )
+    sql = " UNION ALL ".join(one.format(i) for i in range(len(chains)))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [v for chain in chains for v in (session.id, chain)])
+        found = cursor.fetchall()
+    known, ends, grown = _known(session), {}, []
+    for chain, last, seq in found:
+        if seq <= known:
+            ends[chain] = last
+        else:
+            grown.append(chain)
+    if grown:
+        ends.update(
+            Entry.objects.filter(session=session, chain__in=grown, seq__lte=known)
+            .values("chain")
+            .annotate(last=Max("chain_pos"))
+            .values_list("chain", "last")
+        )
+    return ends
+
+
 def _chain_rows(
     session: ComicSession, starts: list[tuple[int, int]], count: int
 ) -> dict[tuple[int, int], list[tuple[str, dict, int]]]:
@@ -530,14 +552,19 @@ def _chain_rows(
         return {}
     where = Q()
     for chain, pos in starts:
-        where |= Q(chain=chain, chain_pos__gte=pos, chain_pos__lt=pos + count)
+        where |= Q(session=session, chain=chain, chain_pos__gte=pos, chain_pos__lt=pos + count)
     found: dict[tuple[int, int], list] = {start: [] for start in starts}
+    # Entries appended since the session was read are dropped here, not by ``seq <=`` in
+    # the query: given that range, SQLite walks the session by seq for more than one chain.
     rows = (
-        Entry.objects.filter(where, session=session, seq__lte=_known(session))
+        Entry.objects.filter(where)  # the session in each term: one index range per start
         .order_by("chain", "chain_pos")
-        .values_list("chain", "entry_id", "payload", "chain_pos")
+        .values_list("chain", "entry_id", "payload", "chain_pos", "seq")
     )
-    for chain, entry_id, payload, pos in rows:
+    known = _known(session)
+    for chain, entry_id, payload, pos, seq in rows:
+        if seq > known:
+            continue
         for start in starts:
             if start[0] == chain and start[1] <= pos < start[1] + count:
                 found[start].append((entry_id, payload, pos))

@@ -259,3 +259,23 @@ def test_the_claim(alice):
         {UNFINISHED, PK},
         must=UNFINISHED,
     )
+
+
+def test_fork_view_of_several_branches(tree):
+    """Each branch's run is a range of the chain index, however many branches are read at
+    once (given a ``seq`` range besides, SQLite walked the session by seq for two)."""
+    assert_plans(lambda: fork_view(tree, parent_id="m0", exclude=None), {CHILDREN, CHAIN}, CHAIN)
+
+
+def test_lazy_path_rows(tree):
+    """A lazy path's rows are read as ranges of the chain index when touched (its two ends,
+    a slice, all of it), and an entry is placed on it by one search by id."""
+
+    def touch():
+        rows = branch_rows(session=tree, leaf_id="s3_2", lazy=True)
+        assert rows[-1].entry_id == "s3_2" and rows[0].entry_id == "m0"
+        assert [r.entry_id for r in rows[5:8]] == ["m5", "m6", "m7"]
+        assert len(list(rows)) == len(rows)
+        assert rows.position("m1") == 1 and rows.position("s0_0") is None
+
+    assert_plans(touch, {BY_ID, CHAIN}, must=CHAIN)

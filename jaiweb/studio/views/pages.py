@@ -14,6 +14,7 @@ from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.sessions.status import session_status
+from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
 from jaiweb.studio.regions import studio_context
@@ -142,7 +143,7 @@ def inspector_context(
         "entry_id": entry_id,
         "from_id": from_id or "",
         "timestamp": path[-1].entry.timestamp,
-        "active": any(r.entry_id == entry_id for r in active),
+        "active": index_of(active, entry_id) is not None,
         "steps": steps[-INSPECTOR_STEPS:],
         "earlier_steps": max(0, len(steps) - INSPECTOR_STEPS),
         "leaf_id": session.leaf_id or "",
