@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from jaiweb.studio.views import files, pages, sessions, shared, transfer, writes
+from jaiweb.studio.views import files, pages, sessions, shared, transfer, tree_tools, writes
 
 urlpatterns = [
     path("", sessions.home, name="studio-home"),
@@ -25,6 +25,26 @@ urlpatterns = [
     ),
     path("sessions/<str:session_id>/tree", pages.tree_part, name="studio-tree"),
     path("sessions/<str:session_id>/strip", pages.strip_part, name="studio-strip"),
+    path("sessions/<str:session_id>/tree/spent", tree_tools.tree_spent, name="studio-tree-spent"),
+    path(
+        "sessions/<str:session_id>/tree/search", tree_tools.tree_search, name="studio-tree-search"
+    ),
+    path("sessions/<str:session_id>/tree/jump", tree_tools.tree_jump, name="studio-tree-jump"),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/labels",
+        tree_tools.node_labels,
+        name="studio-node-labels",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/labels/add",
+        tree_tools.node_label_add,
+        name="studio-node-label-add",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/labels/<int:label_id>/remove",
+        tree_tools.node_label_remove,
+        name="studio-node-label-remove",
+    ),
     path(
         "sessions/<str:session_id>/entries/<str:entry_id>/",
         pages.entry_inspect,
