@@ -236,3 +236,17 @@ def test_search_says_what_it_could_not_do(client, alice, forked):
     body = response.content.decode()
     assert response.status_code == 200 and 'data-search="none"' in body
     assert "&lt;b&gt;" in body and "<b>" not in body
+
+
+def test_the_tools_speak_the_viewers_language(client, alice, forked):
+    client.force_login(alice)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
+    page = client.get(f"/sessions/{forked.id}/", **zh).content.decode()
+    assert "搜索整棵树" in page and "只显示" in page and "有分镜的" in page
+    assert ">10 积分<" in node_html(page, "t1f")
+    part = client.get(f"/sessions/{forked.id}/entries/t1f/labels", **zh).content.decode()
+    assert "添加" in part and "书签" in part
+    found = client.get(f"/sessions/{forked.id}/tree/search?q=zzz", **zh).content.decode()
+    assert "这棵树里没有与“zzz”匹配的内容" in found
+    spent = client.get(f"/sessions/{forked.id}/tree/spent?under=t2u", **zh).content.decode()
+    assert "已花 30 积分" in spent
