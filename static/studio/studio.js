@@ -227,9 +227,9 @@
 
   var filter = null; // "labelled" | "prompts" | "panels" | null (everything)
   var TESTS = {
-    labelled: function (node) { return node.dataset.labelled === "true"; },
-    prompts: function (node) { return node.dataset.tag === "you"; },
-    panels: function (node) { return Boolean(node.dataset.panels); },
+    labelled: function (node) { return Boolean(node.querySelector(".label-chip")); },
+    prompts: function (node) { return Boolean(node.querySelector(':scope > .icon[data-icon="you"]')); },
+    panels: function (node) { return Boolean(node.querySelector(":scope > .thumbs")); },
   };
 
   function applyFilter() {
@@ -263,42 +263,56 @@
   });
   function treeChanged(e) {
     var t = e.detail && (e.detail.target || e.detail.elt);
-    if (t && (t.id === "tree" || (t.closest && t.closest("#tree")))) applyFilter();
+    if (!t || !(t.id === "tree" || (t.closest && t.closest("#tree")))) return;
+    applyFilter();
+    if (jumped) markJumped(findNode(jumped), false); // the redrawn tree keeps the mark
   }
   document.addEventListener("htmx:oobAfterSwap", treeChanged);
   document.addEventListener("htmx:afterSettle", treeChanged);
 
   // A hit's jump: its node, when the tree draws it, is scrolled to and marked; the
   // inspector opens on it either way (the jump's own hx-trigger="load").
-  function jumpTo(jump) {
+  var jumped = null; // {node, entry} of the last jump
+  function findNode(where) {
     var tree = document.getElementById("tree");
-    var note = document.querySelector("[data-jump-note]");
+    if (!tree) return null;
+    return (
+      tree.querySelector('.node[data-entry-id="' + CSS.escape(where.node) + '"]') ||
+      tree.querySelector('.node[data-first-id="' + CSS.escape(where.entry) + '"]') ||
+      tree.querySelector('.node[data-entry-id="' + CSS.escape(where.entry) + '"]')
+    );
+  }
+  function markJumped(node, scroll) {
+    var tree = document.getElementById("tree");
     if (!tree) return;
-    var node =
-      tree.querySelector('.node[data-entry-id="' + CSS.escape(jump.dataset.node) + '"]') ||
-      tree.querySelector('.node[data-first-id="' + CSS.escape(jump.dataset.entry) + '"]') ||
-      tree.querySelector('.node[data-entry-id="' + CSS.escape(jump.dataset.entry) + '"]');
     tree.querySelectorAll(".node.jumped").forEach(function (n) {
       n.classList.remove("jumped");
       n.removeAttribute("data-jumped");
     });
-    if (note) {
-      note.hidden = Boolean(node);
-      note.textContent = node ? "" : note.dataset.folded;
-    }
     if (!node) return;
-    var li = node.closest("li.item");
-    if (filter && li && li.classList.contains("filtered-out")) {
-      filter = null; // what was asked for is in view, whatever the filter hid
-      applyFilter();
-    }
     node.classList.add("jumped");
     node.dataset.jumped = "true";
+    if (!scroll) return;
     var box = tree.getBoundingClientRect();
     var at = node.getBoundingClientRect();
     if (at.top < box.top || at.bottom > box.bottom) {
       tree.scrollTop += at.top - box.top - Math.max(0, (box.height - at.height) / 2);
     }
+  }
+  function jumpTo(jump) {
+    var note = document.querySelector("[data-jump-note]");
+    jumped = { node: jump.dataset.node, entry: jump.dataset.entry };
+    var node = findNode(jumped);
+    if (note) {
+      note.hidden = Boolean(node);
+      note.textContent = node ? "" : note.dataset.folded;
+    }
+    var li = node && node.closest("li.item");
+    if (filter && li && li.classList.contains("filtered-out")) {
+      filter = null; // what was asked for is in view, whatever the filter hid
+      applyFilter();
+    }
+    markJumped(node, true);
   }
   document.addEventListener("htmx:load", function (e) {
     var el = e.detail && e.detail.elt;

@@ -210,7 +210,7 @@ def test_costs_labels_search_and_filters(shared_studio, page):
     page.locator(f'#inspector [data-step-entry="{ring[0]}"]').wait_for()
     hit.click()
     page.locator(f'#inspector [data-step-entry="{ache[0]}"]').wait_for()
-    assert node(page, ache[-1]).get_attribute("data-jumped") == "true"
+    wait_until(lambda: node(page, ache[-1]).get_attribute("data-jumped") == "true", 10, "mark")
     results = search(page, "bathroom")
     results.locator(f'.search-hit[data-hit-entry="{bathroom[0]}"]').click()
     page.locator(f'#inspector [data-step-entry="{bathroom[0]}"]').wait_for()

@@ -112,7 +112,7 @@ def test_a_label_shows_on_its_node_and_stays_through_a_rewind(client, alice, for
     body = response.content.decode()
     assert 'data-label="the stomach ache"' in body  # in the part, and on the redrawn tree
     assert 'id="tree"' in body and 'hx-swap-oob="true"' in body
-    assert 'data-labelled="true"' in node_html(body, "t3f")
+    assert 'class="label-chip"' in node_html(body, "t3f")
     add(client, forked, "t3f", "best", kind="bookmark")
     assert [(x.kind, x.text) for x in labels_of(session_id=forked.id)] == [
         ("label", "the stomach ache"),
