@@ -68,6 +68,21 @@ def label_remove(*, session_id: str, label_id: int) -> None:
         raise LabelNotFound(label_id)
 
 
+def labels_on(*, session_id: str, entry_ids: list[str]) -> list[NodeLabel]:
+    """The labels and bookmarks on the given nodes, oldest first (the session's few labels
+    are read and sorted out here: a page's hundreds of ids would make a long ``IN``)."""
+    wanted = set(entry_ids)
+    return [label for label in labels_of(session_id=session_id) if label.entry_id in wanted]
+
+
+def labels_version(*, session_id: str) -> tuple[int, ...]:
+    """What tells one set of a session's labels from another: their ids (a label never
+    changes; it is added or removed). Part of what a cached drawing of the tree shows."""
+    return tuple(
+        Label.objects.filter(session_id=session_id).order_by("id").values_list("id", flat=True)
+    )
+
+
 def labels_of(*, session_id: str) -> list[NodeLabel]:
     """Every label and bookmark of the session, oldest first."""
     return [_out(label) for label in Label.objects.filter(session_id=session_id).order_by("id")]

@@ -307,6 +307,18 @@ def unfinished_operation(*, session: ComicSession) -> Operation | None:
     return Operation.objects.filter(session=session, outcome__isnull=True).first()
 
 
+def parked_inputs(*, session: ComicSession) -> set[str]:
+    """The prompts (accepted and queued inputs) of the session's operation parked in the
+    recovery inbox, if one is: the turns waiting for an admin. One short query."""
+    rows = OperationRecord.objects.filter(
+        operation__session=session,
+        operation__outcome__isnull=True,
+        operation__parked_at__isnull=False,
+        type__in=("operation_accepted", "input_queued"),
+    ).values_list("payload", flat=True)
+    return {p["input_entry_id"] for p in rows if isinstance(p.get("input_entry_id"), str)}
+
+
 def operation_get(*, operation_id: str) -> Operation:
     if not _nameable(operation_id):
         raise OperationNotFound(operation_id)

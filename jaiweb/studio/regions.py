@@ -19,6 +19,7 @@ from django.utils import translation
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
 from jaiweb.store.errors import SessionNotFound
+from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
@@ -109,7 +110,7 @@ _rendering: dict[tuple, threading.Event] = {}  # keys being rendered right now
 
 
 def _version(session: ComicSession) -> tuple:
-    """What the regions depend on, read in two short queries besides the session's own."""
+    """What the regions depend on, read in three short queries besides the session's own."""
     op = unfinished_operation(session=session)
     run = None if op is None else (op.id, op.record_count, op.parked_at, op.attention)
     return (
@@ -119,6 +120,7 @@ def _version(session: ComicSession) -> tuple:
         session.entry_count,
         run,
         wallet_balance(user=session.owner_id),
+        labels_version(session_id=session.id),  # the tree's label chips (a side table)
     )
 
 

@@ -34,9 +34,11 @@ from typing import NamedTuple
 from django.db import connection
 from django.db.models import Max, Q
 
+from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows
+from jaiweb.store.selectors import branch_rows, parked_inputs
+from journal.branches import effects_of
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,
@@ -47,6 +49,7 @@ from journal.entries import (
     parse_entry,
 )
 from journal.entries import Entry as JournalEntry
+from journal.errors import UnknownEntry
 
 PATH_HEAD = 2  # turns drawn at the root end of a long active path
 PATH_TAIL = 30  # … and at the leaf end
@@ -151,6 +154,9 @@ class Turn:
     fork_starts: tuple[Child, ...] = ()  # where those branches start
     here: bool = False  # the session is right after this turn (its leaf)
     branches: tuple = ()  # forks drawn open (small trees): lists of items
+    credits: int = 0  # charged by its panels (a fold of its tool results)
+    waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
+    labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
 
     kind = "node"
 
@@ -268,6 +274,7 @@ def _turns_of_lines(
     lines = [(line, [s for s in spans if _drawn(line.kinds, s)]) for line, spans in lines]
     ids = [line.entries[i].id for line, spans in lines for a, b in spans for i in range(a, b)]
     children = _children_of(session, ids)
+    marks = _Marks(labels_on(session_id=session.id, entry_ids=ids), parked_inputs(session=session))
     # A rewind that nothing followed (and is not the leaf) is no branch to draw.
     rewinds = [c.id for kids in children.values() for c in kids if c.type == "branch"]
     followed = set(_children_of(session, rewinds)) if rewinds else set()
@@ -283,11 +290,26 @@ def _turns_of_lines(
                     for c in children.get(line.entries[i].id, [])
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
-            turns.append(
-                _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
-            )
+            turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
+
+
+class _Marks:
+    """What a turn's node shows beside the journal's own facts: the labels on its entries
+    and whether its run waits for an admin (both read once for all the turns drawn)."""
+
+    def __init__(self, labels: list[NodeLabel], parked: set[str]) -> None:
+        self.labels: dict[str, list[NodeLabel]] = defaultdict(list)
+        for label in labels:
+            self.labels[label.entry_id].append(label)
+        self.parked = parked  # the inputs (prompts) of a parked operation
+
+    def on(self, turn: Turn, entries: list[JournalEntry]) -> Turn:
+        labels = tuple(x for e in entries for x in self.labels.get(e.id, ()))
+        waiting = bool(self.parked) and any(e.id in self.parked for e in entries)
+        return replace(turn, labels=labels, waiting=waiting) if labels or waiting else turn
 
 
 def _turn(
@@ -347,6 +369,7 @@ def _turn(
         ),
         fork_starts=tuple(child for _, _, child in forks),
         here=here,
+        credits=effects_of(entries).credits,
     )
 
 
@@ -617,6 +640,34 @@ def turn_entries(rows: list[StoredEntry], first_id: str | None) -> list[StoredEn
     return rows[low + anchor + turn_starts(kinds[anchor:])[-1] :]
 
 
+def turn_node_of(session: ComicSession, entry_id: str) -> str:
+    """The node (the last entry) of the turn that holds ``entry_id``, on the line the tree
+    draws it on: the active path when it is there, else its run (where a search hit
+    jumps to). A turn split from ``entry_id`` on ends where the whole line's does: what
+    came before it in its turn (a prompt's lead-up) does not move where it ends."""
+    rows = branch_rows(session=session, lazy=True)
+    at = next((i for i, r in enumerate(rows) if r.entry_id == entry_id), None)
+    if at is not None:
+        stop = at
+        while True:
+            stop = min(len(rows), stop + CHUNK)
+            starts = turn_starts(_kinds(rows, at, stop))
+            if len(starts) > 1:
+                return rows[at + starts[1] - 1].entry_id
+            if stop == len(rows):
+                return rows[-1].entry_id
+    place = (
+        Entry.objects.filter(session=session, entry_id=entry_id, seq__lte=_known(session))
+        .values_list("chain", "chain_pos")
+        .first()
+    )
+    if place is None:
+        raise UnknownEntry(entry_id)
+    run, _entries, kinds = _longer_run(session, Child(entry_id, "", *place), 1)
+    starts = turn_starts(kinds)
+    return run[starts[1] - 1 if len(starts) > 1 else len(run) - 1][0]
+
+
 __all__ = [
     "CHAIN_PAGE",
     "PAGE",
@@ -631,5 +682,6 @@ __all__ = [
     "kind_of",
     "path_page",
     "turn_entries",
+    "turn_node_of",
     "turn_starts",
 ]

@@ -11,6 +11,7 @@ from jaiweb.studio.views import (
     share_links,
     shared,
     transfer,
+    tree_tools,
     writes,
 )
 from jaiweb.studio.views import timeline as timeline_views
@@ -39,6 +40,26 @@ urlpatterns = [
         "sessions/<str:session_id>/timeline", timeline_views.timeline_page, name="studio-timeline"
     ),
     path("sessions/<str:session_id>/strip", pages.strip_part, name="studio-strip"),
+    path("sessions/<str:session_id>/tree/spent", tree_tools.tree_spent, name="studio-tree-spent"),
+    path(
+        "sessions/<str:session_id>/tree/search", tree_tools.tree_search, name="studio-tree-search"
+    ),
+    path("sessions/<str:session_id>/tree/jump", tree_tools.tree_jump, name="studio-tree-jump"),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/labels",
+        tree_tools.node_labels,
+        name="studio-node-labels",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/labels/add",
+        tree_tools.node_label_add,
+        name="studio-node-label-add",
+    ),
+    path(
+        "sessions/<str:session_id>/entries/<str:entry_id>/labels/<int:label_id>/remove",
+        tree_tools.node_label_remove,
+        name="studio-node-label-remove",
+    ),
     path(
         "sessions/<str:session_id>/entries/<str:entry_id>/",
         pages.entry_inspect,

@@ -237,3 +237,105 @@
     }
   });
 })();
+
+// --- the tree's tools: filters, and a search hit's jump to its node. The filters hide the
+// cards of the turns drawn that do not match (their branches stay, so a match below a
+// hidden card still shows); "show all" brings every card back. A redrawn tree or a loaded
+// fold is filtered again.
+(function () {
+  "use strict";
+
+  var filter = null; // "labelled" | "prompts" | "panels" | null (everything)
+  var TESTS = {
+    labelled: function (node) { return Boolean(node.querySelector(".label-chip")); },
+    prompts: function (node) { return Boolean(node.querySelector(':scope > .icon[data-icon="you"]')); },
+    panels: function (node) { return Boolean(node.querySelector(":scope > .thumbs")); },
+  };
+
+  function applyFilter() {
+    var items = document.querySelectorAll("#tree li.item");
+    var hidden = 0;
+    items.forEach(function (li) {
+      var node = li.querySelector(":scope > .card > .node");
+      var out = Boolean(filter && node && !TESTS[filter](node));
+      li.classList.toggle("filtered-out", out);
+      if (out) hidden += 1;
+    });
+    document.querySelectorAll(".tree-filters [data-filter]").forEach(function (b) {
+      if (b.dataset.filter === "all") b.hidden = !filter;
+      else b.setAttribute("aria-pressed", b.dataset.filter === filter ? "true" : "false");
+    });
+    var count = document.querySelector("[data-filter-count]");
+    if (count) {
+      count.hidden = !filter;
+      count.textContent = filter
+        ? count.dataset.text.replace("{hidden}", hidden).replace("{total}", items.length)
+        : "";
+    }
+  }
+
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest(".tree-filters [data-filter]");
+    if (!button) return;
+    var wanted = button.dataset.filter;
+    filter = wanted === "all" || wanted === filter ? null : wanted;
+    applyFilter();
+  });
+  function treeChanged(e) {
+    var t = e.detail && (e.detail.target || e.detail.elt);
+    if (!t || !(t.id === "tree" || (t.closest && t.closest("#tree")))) return;
+    applyFilter();
+    if (jumped) markJumped(findNode(jumped), false); // the redrawn tree keeps the mark
+  }
+  document.addEventListener("htmx:oobAfterSwap", treeChanged);
+  document.addEventListener("htmx:afterSettle", treeChanged);
+
+  // A hit's jump: its node, when the tree draws it, is scrolled to and marked; the
+  // inspector opens on it either way (the jump's own hx-trigger="load").
+  var jumped = null; // {node, entry} of the last jump
+  function findNode(where) {
+    var tree = document.getElementById("tree");
+    if (!tree) return null;
+    return (
+      tree.querySelector('.node[data-entry-id="' + CSS.escape(where.node) + '"]') ||
+      tree.querySelector('.node[data-first-id="' + CSS.escape(where.entry) + '"]') ||
+      tree.querySelector('.node[data-entry-id="' + CSS.escape(where.entry) + '"]')
+    );
+  }
+  function markJumped(node, scroll) {
+    var tree = document.getElementById("tree");
+    if (!tree) return;
+    tree.querySelectorAll(".node.jumped").forEach(function (n) {
+      n.classList.remove("jumped");
+      n.removeAttribute("data-jumped");
+    });
+    if (!node) return;
+    node.classList.add("jumped");
+    node.dataset.jumped = "true";
+    if (!scroll) return;
+    var box = tree.getBoundingClientRect();
+    var at = node.getBoundingClientRect();
+    if (at.top < box.top || at.bottom > box.bottom) {
+      tree.scrollTop += at.top - box.top - Math.max(0, (box.height - at.height) / 2);
+    }
+  }
+  function jumpTo(jump) {
+    var note = document.querySelector("[data-jump-note]");
+    jumped = { node: jump.dataset.node, entry: jump.dataset.entry };
+    var node = findNode(jumped);
+    if (note) {
+      note.hidden = Boolean(node);
+      note.textContent = node ? "" : note.dataset.folded;
+    }
+    var li = node && node.closest("li.item");
+    if (filter && li && li.classList.contains("filtered-out")) {
+      filter = null; // what was asked for is in view, whatever the filter hid
+      applyFilter();
+    }
+    markJumped(node, true);
+  }
+  document.addEventListener("htmx:load", function (e) {
+    var el = e.detail && e.detail.elt;
+    if (el && el.id === "tree-jump" && el.dataset.node) jumpTo(el);
+  });
+})();

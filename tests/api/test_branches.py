@@ -39,9 +39,7 @@ def test_the_lollipop_and_the_laxative_branches_side_by_side(as_alice, article):
     }
 
 
-def test_a_comparison_sends_the_first_entries_of_each_side_and_counts_them_all(
-    as_alice, article
-):
+def test_a_comparison_sends_the_first_entries_of_each_side_and_counts_them_all(as_alice, article):
     got = as_alice.get(f"/sessions/{article.id}/compare", left="e4", right="e6", limit=1)
     assert got.status_code == 200, got.content
     body = got.json()

@@ -26,8 +26,11 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HERO = "猪猪侠"
 
 
-def turn(n: int, parent: str | None, *, state: bool = True, panel: bool = True) -> list:
-    """The entries of turn ``n`` (ids ``t<n>…``): its last one is ``t<n>f``."""
+def turn(
+    n: int, parent: str | None, *, state: bool = True, panel: bool = True, cost: int | None = None
+) -> list:
+    """The entries of turn ``n`` (ids ``t<n>…``): its last one is ``t<n>f``; ``cost``: the
+    credits its panel charged, as a render's result says (left out: none said)."""
     ts = T0 + timedelta(minutes=n)
     p = f"t{n}"
     calls = []
@@ -65,7 +68,7 @@ def turn(n: int, parent: str | None, *, state: bool = True, panel: bool = True) 
             tool_call_id="c2",
             tool_name="generate_image",
             content="panel rendered",
-            details={"image_id": f"img_{n:04d}"},
+            details={"image_id": f"img_{n:04d}"} | ({} if cost is None else {"cost": cost}),
         )
         out.append(MessageEntry(id=f"{p}r2", parent_id=last, timestamp=ts, message=result))
         last = f"{p}r2"
