@@ -32,10 +32,11 @@ from tests.support.live import live_studio
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 SEED = 20_141
-# Per operation and phase; 17 operations. ~45-60 s on SQLite, ~50-60 s on PostgreSQL on a
-# shared 2-core machine (schemathesis' own generation is most of the time).
+# Per operation and phase; 34 operations (the contract's 17 and the branch tools). Beside
+# the other database's pass on a 2-core machine it took up to ~170 s on PostgreSQL
+# (schemathesis' own generation is most of the time).
 MAX_EXAMPLES = 50
-BUDGET_SECONDS = 170  # the gate's bound: 3 minutes, the studio's start included
+BUDGET_SECONDS = 330  # the gate's bound: 5.5 minutes, the studio's start included
 
 
 def schemathesis_command(url: str, token: str) -> list[str]:
