@@ -37,6 +37,7 @@ from journal.entries import (
     ToolResultMessage,
     UserMessage,
 )
+from journal.text import one_line
 
 LABEL_CHARS = 120  # a node's label is cut at a word's end past this
 
@@ -133,17 +134,6 @@ class Timeline:
             path.append(node)
             node = self.nodes[node].parent
         return path[::-1]
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    if len(text) <= LABEL_CHARS:
-        return text
-    cut = text[:LABEL_CHARS]
-    space = cut.rfind(" ")
-    if space > LABEL_CHARS * 2 // 3:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def _kind(entry: Entry) -> str:
@@ -259,7 +249,9 @@ def timeline(entries: Iterable[Entry], initial_app_state: Mapping[str, Any]) -> 
         if parent is not None:
             node_has_child[parent] = True
         tag, label = _shown(entry)
-        nodes.append(Node(entry.id, parent, depth, lane, step, tag, _short(label)))
+        nodes.append(
+            Node(entry.id, parent, depth, lane, step, tag, one_line(label, limit=LABEL_CHARS))
+        )
         node_has_child.append(False)
         turn.node = len(nodes) - 1
         turn.prompted = tag == "you"
@@ -301,7 +293,9 @@ def timeline(entries: Iterable[Entry], initial_app_state: Mapping[str, Any]) -> 
         elif turn.node is not None and kind == _USER and not turn.prompted:
             # the prompt the state edits led up to: the node is named by it from here on
             nodes[turn.node] = replace(
-                nodes[turn.node], prompt=_short(entry.message.content), prompt_step=step
+                nodes[turn.node],
+                prompt=one_line(entry.message.content, limit=LABEL_CHARS),
+                prompt_step=step,
             )
             turn.prompted = True
 

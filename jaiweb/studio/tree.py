@@ -50,6 +50,7 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 from journal.errors import UnknownEntry
+from journal.text import one_line
 
 PATH_HEAD = 2  # turns drawn at the root end of a long active path
 PATH_TAIL = 30  # … and at the leaf end
@@ -176,18 +177,6 @@ class More:
 
 
 Item = Turn | More
-
-
-def _short(text: str) -> str:
-    """One line of at most LABEL_CHARS characters, cut at a word's end when it has words."""
-    text = " ".join(text.split())
-    if len(text) <= LABEL_CHARS:
-        return text
-    cut = text[:LABEL_CHARS]
-    space = cut.rfind(" ")
-    if space > LABEL_CHARS * 2 // 3:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def _image(entry: JournalEntry, tool: str) -> str | None:
@@ -352,7 +341,7 @@ def _turn(
         type=last.type,
         role=last.message.role if isinstance(last, MessageEntry) else "",
         tag=tag,
-        label=_short(label),
+        label=one_line(label, limit=LABEL_CHARS),
         active=active,
         tool=tool,
         panels=tuple(panels[-THUMBS:]),
