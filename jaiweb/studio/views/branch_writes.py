@@ -9,6 +9,8 @@ inspector up to date, with what was typed kept in its box.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -89,6 +91,31 @@ def _expected(request: HttpRequest) -> str | None:
     return request.POST.get("expected_leaf_id") or None  # the leaf the page shows
 
 
+def _attempt(
+    request: HttpRequest,
+    session,
+    write: Callable[[], object],
+    *,
+    entry_id: str,
+    not_applicable: str,
+    kept: dict[str, str] | None = None,
+) -> HttpResponse | None:
+    """Run ``write``: None when it was done, else the refusal to answer with.
+
+    An unknown node is a 404; a tool that does not apply to the node says
+    ``not_applicable``; any other refusal says what the store said.
+    """
+    try:
+        write()
+    except UnknownEntry:
+        raise Http404("no such entry") from None
+    except NotApplicable as exc:
+        return _refused(request, session, exc, entry_id=entry_id, message=not_applicable, kept=kept)
+    except StoreError as exc:
+        return _refused(request, session, exc, entry_id=entry_id, kept=kept)
+    return None
+
+
 @login_required
 @require_POST
 def fork_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
@@ -120,23 +147,23 @@ def fork_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpRespo
 def regenerate_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
     """Another reply to the prompt of ``entry_id``'s turn: a sibling branch; a run starts."""
     session = own_session(request, session_id, write=True)
-    try:
-        reply_regenerate(
+    refused = _attempt(
+        request,
+        session,
+        lambda: reply_regenerate(
             session=session,
             user=request.user,
             entry_id=entry_id,
             expected_leaf_id=_expected(request),
-        )
-    except UnknownEntry:
-        raise Http404("no such entry") from None
-    except NotApplicable as exc:
-        message = _(
+        ),
+        entry_id=entry_id,
+        not_applicable=_(
             "The reply to the first prompt cannot be drawn again in this session; fork "
             "into a new session from it instead."
-        )
-        return _refused(request, session, exc, entry_id=entry_id, message=message)
-    except StoreError as exc:
-        return _refused(request, session, exc, entry_id=entry_id)
+        ),
+    )
+    if refused is not None:
+        return refused
     return _done(request, session, status=202, inspector=_emptied(request, session))
 
 
@@ -150,24 +177,25 @@ def resend_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpRes
     if not text.strip():
         message = _("Write the prompt to send.")
         return _refused(request, session, InvalidEntry(message), entry_id=entry_id, message=message)
-    try:
-        prompt_resend(
+    refused = _attempt(
+        request,
+        session,
+        lambda: prompt_resend(
             session=session,
             user=request.user,
             entry_id=entry_id,
             text=text,
             expected_leaf_id=_expected(request),
-        )
-    except UnknownEntry:
-        raise Http404("no such entry") from None
-    except NotApplicable as exc:
-        message = _(
+        ),
+        entry_id=entry_id,
+        not_applicable=_(
             "Only a prompt after the first can be edited and sent again; fork into a new "
             "session to start over from the first."
-        )
-        return _refused(request, session, exc, entry_id=entry_id, message=message)
-    except StoreError as exc:
-        return _refused(request, session, exc, entry_id=entry_id, kept=kept)
+        ),
+        kept=kept,
+    )
+    if refused is not None:
+        return refused
     return _done(request, session, status=202, inspector=_emptied(request, session))
 
 
@@ -177,20 +205,20 @@ def cherry_pick_view(request: HttpRequest, session_id: str, entry_id: str) -> Ht
     """The panel ``entry_id`` put on the active branch (not drawn or charged again)."""
     session = own_session(request, session_id, write=True)
     take_state = request.POST.get("take_state") in ("on", "true", "1")
-    try:
-        panel_cherry_pick(
+    refused = _attempt(
+        request,
+        session,
+        lambda: panel_cherry_pick(
             session=session,
             entry_id=entry_id,
             expected_leaf_id=_expected(request),
             take_state=take_state,
-        )
-    except UnknownEntry:
-        raise Http404("no such entry") from None
-    except NotApplicable as exc:
-        message = _("Only a panel can be put on another branch.")
-        return _refused(request, session, exc, entry_id=entry_id, message=message)
-    except StoreError as exc:
-        return _refused(request, session, exc, entry_id=entry_id)
+        ),
+        entry_id=entry_id,
+        not_applicable=_("Only a panel can be put on another branch."),
+    )
+    if refused is not None:
+        return refused
     if not is_htmx(request):
         return _done(request, session)
     # the inspector stays on the turn picked from, so its other panels can follow
