@@ -50,6 +50,7 @@ from bench.webtools import (  # noqa: E402
     session_from_entries,
     studio_entry,
     studio_session_entries,
+    timed_get,
 )
 
 PAGE_MS, PAGE_BYTES = 150, 2_000_000
@@ -101,7 +102,6 @@ def bench_page(backend: str, args, summary: Summary) -> None:
     from django.test import Client
 
     from bench.store import T0
-    from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.studio.tree import PAGE
     from tests.support.trees import big_tree_create
 
@@ -140,14 +140,7 @@ def bench_page(backend: str, args, summary: Summary) -> None:
     client.force_login(owner)
 
     def get(url: str, *, cold: bool = False):
-        if cold:
-            parsed_entries.clear()
-        start = time.perf_counter()
-        response = client.get(url)
-        spent = time.perf_counter() - start
-        if response.status_code != 200:
-            raise RuntimeError(f"GET {url}: {response.status_code}")
-        return spent, response
+        return timed_get(client, url, cold=cold)
 
     big_url, plain_url, small_url = (f"/sessions/{s.id}/" for s in (big, plain, small))
     first, page = get(big_url)  # no page rendered, no template compiled, nothing parsed yet
@@ -523,14 +516,7 @@ def bench_compare(backend: str, args, summary: Summary) -> None:
     api_url = f"/api/v1/sessions/{session.id}/compare?{query}"
 
     def get(url: str, *, cold: bool = False) -> float:
-        if cold:
-            parsed_entries.clear()
-        start = time.perf_counter()
-        response = client.get(url)
-        spent = time.perf_counter() - start
-        if response.status_code != 200:
-            raise RuntimeError(f"GET {url}: {response.status_code}")
-        return spent
+        return timed_get(client, url, cold=cold)[0]
 
     def read_both(*, cold: bool = False, parse: bool = True) -> float:
         if cold:
@@ -629,7 +615,6 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
     from bench.store import T0
     from bench.webtools import growth_session, growth_shape
     from jaiweb.store import rows as stored
-    from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.studio import tree
 
     owner = get_user_model().objects.create(username="bench-growth")
@@ -672,13 +657,7 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
     client.force_login(owner)
 
     def get(url: str, *, cold: bool) -> tuple[float, bytes]:
-        if cold:
-            parsed_entries.clear()
-        start = time.perf_counter()
-        response = client.get(url)
-        spent = time.perf_counter() - start
-        if response.status_code != 200:
-            raise RuntimeError(f"GET {url}: {response.status_code}")
+        spent, response = timed_get(client, url, cold=cold)
         return spent, response.content
 
     for key, urls in cells.items():  # the page's own "earlier panels" link

@@ -34,6 +34,24 @@ MODEL = "bench-model"
 STUDIO_ARGS = ["studio", "--port", "0", "--no-migrate", "-v", "0", "--insecure"]
 
 
+# --- timing a page ---------------------------------------------------------------------
+
+
+def timed_get(client, url: str, *, cold: bool = False):
+    """(seconds, response) of one GET that must answer 200; ``cold`` first forgets every
+    parsed entry of this process, as a studio process that never read the session."""
+    from jaiweb.store.entry_cache import parsed_entries
+
+    if cold:
+        parsed_entries.clear()
+    start = time.perf_counter()
+    response = client.get(url)
+    spent = time.perf_counter() - start
+    if response.status_code != 200:
+        raise RuntimeError(f"GET {url}: {response.status_code}")
+    return spent, response
+
+
 # --- sessions ----------------------------------------------------------------------------
 
 
