@@ -32,6 +32,7 @@ from bench.common import (  # noqa: E402
     default_passes,
     describe_database,
     fs_type,
+    load,
     pg_connect,
     ratio_line,
     scratch_django,
@@ -281,6 +282,8 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
         print(f"  SQL statements sent by one entry_append: {len(statements)}")
         for sql in statements:
             print(f"    {short_sql(sql)}")
+    if "checks" in parts and backend == "sqlite":
+        _check_ladder(args, owner)
     if "loads" in parts:
         _loads(backend, args, scratch, owner)
 
@@ -377,6 +380,109 @@ def _appends(backend: str, args: argparse.Namespace, scratch: Scratch, owner) ->
             cur.execute("SET synchronous_commit TO on")
     if ratio > 1.5 or args.profile:
         _where_time_goes(backend, connection, owner, entry_append, session_create)
+
+
+# What each of an append's checks costs on SQLite, statement by statement: from the bare
+# INSERT (the floor's work, on the product's own table and connection) to what ships.
+_RUNGS = (
+    ("bare INSERT, seq given (the floor's work, this table)", "bare"),
+    (
+        "+ the leaf check: INSERT … SELECT when the last entry is the expected leaf",
+        "leaf",
+    ),
+    ("+ the parent exists and the entry's chain (first child or a new chain)", "parent"),
+    ("+ no unfinished operation (require_idle)", "idle"),
+    ("what ships: UPDATE the session row (leaf, count, every check) + INSERT … SELECT", "shipped"),
+)
+_LAST = (
+    "(SELECT seq, entry_id FROM store_entry WHERE session_id = :sid ORDER BY seq DESC LIMIT 1) l"
+)
+_COLUMNS = "session_id, seq, entry_id, parent_id, type, payload, timestamp, chain, chain_pos"
+_FIRST = (
+    "NOT EXISTS (SELECT 1 FROM store_entry c WHERE c.session_id = :sid AND c.parent_id = :parent)"
+)
+_RUNG_SQL = {
+    "bare": f"INSERT INTO store_entry ({_COLUMNS}) VALUES "
+    "(:sid, :seq, :id, :parent, :type, :payload, :ts, 0, :seq)",
+    "leaf": f"INSERT INTO store_entry ({_COLUMNS}) SELECT :sid, l.seq + 1, :id, :parent, "
+    f":type, :payload, :ts, 0, l.seq + 1 FROM {_LAST} WHERE l.entry_id = :leaf",
+    "parent": f"INSERT INTO store_entry ({_COLUMNS}) SELECT :sid, l.seq + 1, :id, :parent, "
+    f":type, :payload, :ts, CASE WHEN {_FIRST} THEN p.chain ELSE l.seq + 1 END, "
+    f"CASE WHEN {_FIRST} THEN p.chain_pos + 1 ELSE 0 END FROM {_LAST}, store_entry p "
+    "WHERE l.entry_id = :leaf AND p.session_id = :sid AND p.entry_id = :parent",
+}
+_RUNG_SQL["idle"] = _RUNG_SQL["parent"] + (
+    " AND NOT EXISTS (SELECT 1 FROM store_operation o WHERE o.session_id = :sid"
+    " AND o.outcome IS NULL)"
+)
+
+
+def _check_ladder(args: argparse.Namespace, owner) -> None:
+    """Each check's cost on SQLite: the rungs take turns, run by run, on one connection."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from jaiweb.store import appends
+    from jaiweb.store.services import entry_append, session_create
+
+    connection.ensure_connection()
+    conn = connection.connection  # the product's own file, connection and tables
+    n, runs = args.appends, args.runs
+    now = appends.db_datetime(timezone.now())
+
+    def run(rung: str, tag: str) -> float:
+        session = session_create(owner=owner, title=f"ladder {tag}")
+        root, *entries = chain_entries(tag, n + 1)
+        first = entry_append(session_id=session.id, entries=[root], expected_leaf_id=None)
+        params, leaf = [], root.id
+        for seq, e in enumerate(entries, start=first + 1):
+            params.append(
+                {
+                    "sid": session.id,
+                    "id": e.id,
+                    "parent": e.parent_id,
+                    "leaf": leaf,
+                    "now": now,
+                    "no": False,
+                    "seq": seq,
+                    "type": e.type,
+                    "payload": e.model_dump_json(),
+                    "ts": appends.db_datetime(e.timestamp),
+                }
+            )
+            leaf = e.id
+        start = time.perf_counter()
+        if rung == "shipped":
+            move, insert = appends._sqlite_sql(False, True)
+            for p in params:
+                conn.execute("BEGIN IMMEDIATE")
+                p["seq"] = conn.execute(move, p).fetchone()[0]
+                conn.execute(insert, p)
+                conn.execute("COMMIT")
+        else:
+            sql = _RUNG_SQL[rung]
+            for p in params:
+                conn.execute("BEGIN IMMEDIATE")
+                if conn.execute(sql, p).rowcount != 1:
+                    raise RuntimeError(f"rung {rung}: a check refused an append it should take")
+                conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+    for rung, _ in ((r, None) for _, r in _RUNGS):
+        run(rung, f"w{rung}_")  # statements prepared, pages cached
+    times: dict[str, list[float]] = {r: [] for _, r in _RUNGS}
+    for k in range(runs):
+        for _, rung in _RUNGS:
+            times[rung].append(run(rung, f"k{k}{rung}_"))
+    bare = statistics.median(times["bare"]) / n
+    print(
+        f"  what each check costs (SQLite, the product's connection and tables, "
+        f"{n:,} one-entry transactions x {runs} runs, rungs taking turns; medians):"
+    )
+    for label, rung in _RUNGS:
+        each = statistics.median(times[rung]) / n
+        print(f"    {each * 1e3:.3f} ms = {each / bare:.2f}x the bare INSERT   {label}")
+    print(f"    {load()}")
 
 
 class SqlAlone:
@@ -688,7 +794,7 @@ def _statements_of(backend: str, connection, fn) -> list[str]:
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--parts", default="appends,loads", help="appends,loads")
+    parser.add_argument("--parts", default="appends,loads", help="appends,checks,loads")
     parser.add_argument("--appends", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--depth", type=int, default=10_000)
@@ -704,11 +810,12 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 def _passes(args: argparse.Namespace) -> list[Pass]:
     passes = default_passes(args)
-    if args.tmpfs and Path(args.tmpfs).is_dir() and "appends" in args.parts:
+    wanted = [part for part in ("appends", "checks") if part in args.parts.split(",")]
+    if args.tmpfs and Path(args.tmpfs).is_dir() and wanted:
         tmpfs = Pass(
             f"sqlite on {args.tmpfs} ({fs_type(args.tmpfs)}): no fsync, CPU-bound",
             "sqlite",
-            (("sqlite_dir", args.tmpfs), ("parts", "appends")),
+            (("sqlite_dir", args.tmpfs), ("parts", ",".join(wanted))),
         )
         passes.insert(1, tmpfs)
     return passes
