@@ -42,10 +42,12 @@ from jaiweb.sessions.branch_commands import (
     prompt_resend,
     reply_regenerate,
     session_fork,
+    session_label_add,
+    session_label_remove,
 )
 from jaiweb.sessions.commands import character_set, permission_mode_set
 from jaiweb.store.comparisons import branches_compare, effects_under, rewind_preview_at
-from jaiweb.store.labels import label_add, label_remove, labels_of
+from jaiweb.store.labels import labels_of
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import app_state_at
 from jaiweb.store.shares import share_link_create, share_link_revoke, share_links_of
@@ -174,7 +176,9 @@ def list_labels(request: HttpRequest, session_id: str):
 def add_label(request: HttpRequest, session_id: str, body: LabelIn):
     """Label or bookmark a node (any node, on any branch; a rewind never moves it)."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
-    label = label_add(session_id=session.id, entry_id=body.entry_id, text=body.text, kind=body.kind)
+    label = session_label_add(
+        session=session, entry_id=body.entry_id, text=body.text, kind=body.kind
+    )
     return Status(201, asdict(label))
 
 
@@ -186,7 +190,7 @@ def remove_label(
     request: HttpRequest, session_id: str, label_id: Annotated[int, Field(ge=1, le=2**63 - 1)]
 ):
     session = session_for(user=request.auth, session_id=session_id, write=True)
-    label_remove(session_id=session.id, label_id=label_id)
+    session_label_remove(session=session, label_id=label_id)
     return Status(204, None)
 
 

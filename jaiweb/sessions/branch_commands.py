@@ -1,5 +1,6 @@
 """The branch tools a person uses: fork into a new session, edit and resend a prompt,
-regenerate a reply, and put a panel from another branch on this one (a cherry-pick)."""
+regenerate a reply, put a panel from another branch on this one (a cherry-pick), and
+label a node."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import NotApplicable
 from jaiweb.store.forks import session_fork as store_session_fork
 from jaiweb.store.ids import new_id
+from jaiweb.store.labels import NodeLabel, label_add, label_remove
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_get, entry_get
 from jaiweb.store.services import Accepted, entry_append, operation_accept, rewind_append
@@ -133,3 +135,20 @@ def panel_cherry_pick(
         entry_append(session_id=session.id, entries=entries, expected_leaf_id=leaf)
         watchers_notify(session.id)
     return entries[-1].id
+
+
+def session_label_add(
+    *, session: ComicSession, entry_id: str, text: str, kind: str = "label"
+) -> NodeLabel:
+    """A label or bookmark on a node; the session's open pages redraw their tree chips."""
+    with transaction.atomic():
+        label = label_add(session_id=session.id, entry_id=entry_id, text=text, kind=kind)
+        watchers_notify(session.id)
+    return label
+
+
+def session_label_remove(*, session: ComicSession, label_id: int) -> None:
+    """A label or bookmark taken off; the session's open pages redraw their tree chips."""
+    with transaction.atomic():
+        label_remove(session_id=session.id, label_id=label_id)
+        watchers_notify(session.id)

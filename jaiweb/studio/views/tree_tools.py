@@ -17,10 +17,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.sessions.commands import watchers_notify
+from jaiweb.sessions.branch_commands import session_label_add, session_label_remove
 from jaiweb.store.comparisons import effects_under
 from jaiweb.store.errors import InvalidEntry, LabelNotFound
-from jaiweb.store.labels import TEXT_MAX, label_add, label_remove, labels_on
+from jaiweb.store.labels import TEXT_MAX, labels_on
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import children_rows, entry_exists
 from jaiweb.studio import tree
@@ -101,8 +101,7 @@ def node_labels(request: HttpRequest, session_id: str, entry_id: str) -> HttpRes
 
 def _changed(request, session, entry_id: str) -> HttpResponse:
     """After a label changed: the node's part, and the tree redrawn with its chips (out of
-    band); the session's other pages catch up too."""
-    watchers_notify(session.id)
+    band); the command told the session's other pages."""
     response = _labels_part(request, session, entry_id)
     ctx = {
         "session": session,
@@ -135,7 +134,7 @@ def node_label_add(request: HttpRequest, session_id: str, entry_id: str) -> Http
             request, session, entry_id, error=_("A label or a bookmark?"), status=422
         )
     try:
-        label_add(session_id=session.id, entry_id=entry_id, text=text, kind=kind)
+        session_label_add(session=session, entry_id=entry_id, text=text, kind=kind)
     except InvalidEntry:  # what check_text refuses: control characters and the like
         error = _("These words cannot be kept as a label.")
         return _labels_part(request, session, entry_id, error=error, status=422)
@@ -152,7 +151,7 @@ def node_label_remove(
     session = own_session(request, session_id, write=True)
     _known_node(session, entry_id)
     try:
-        label_remove(session_id=session.id, label_id=label_id)
+        session_label_remove(session=session, label_id=label_id)
     except LabelNotFound:
         raise Http404("no such label") from None
     return _changed(request, session, entry_id)
