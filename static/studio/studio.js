@@ -171,6 +171,22 @@
     while (el && !el.matches("li.item")) el = forward ? el.nextElementSibling : el.previousElementSibling;
     return el;
   }
+  function up(li) {
+    return itemSibling(li, false) || li.parentElement.closest("li.item");
+  }
+  function down(li) {
+    return itemSibling(li, true) ||
+      li.querySelector(":scope > ol.forks > li.branch > ol.chain > li.item");
+  }
+  // A filter hides cards, not their branches: the keys step over the hidden ones.
+  function filteredOut(li) {
+    return li.classList.contains("filtered-out");
+  }
+  function shownFrom(li, step) {
+    var at = step(li);
+    while (at && filteredOut(at)) at = step(at);
+    return at;
+  }
   function focusNode(node) {
     if (!node) return;
     nodes().forEach(function (n) { n.tabIndex = -1; });
@@ -184,12 +200,13 @@
     var li = node.closest("li.item");
     var next = null;
     if (e.key === "ArrowUp") {
-      next = nodeOf(itemSibling(li, false)) || nodeOf(li.parentElement.closest("li.item"));
+      next = nodeOf(shownFrom(li, up));
     } else if (e.key === "ArrowDown") {
-      next = nodeOf(itemSibling(li, true)) ||
-        li.querySelector(":scope > ol.forks > li.branch > ol.chain > li.item > .card > .node");
+      next = nodeOf(shownFrom(li, down));
     } else if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
-      var siblings = nodes().filter(function (n) { return n.dataset.parentId === node.dataset.parentId; });
+      var siblings = nodes().filter(function (n) {
+        return n.dataset.parentId === node.dataset.parentId && !filteredOut(n.closest("li.item"));
+      });
       next = siblings[siblings.indexOf(node) + (e.key === "ArrowRight" ? 1 : -1)];
     } else if (e.key === "Enter") {
       e.preventDefault();

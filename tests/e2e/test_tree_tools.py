@@ -247,3 +247,20 @@ def test_costs_labels_search_and_filters(shared_studio, page):
     assert node(page, state_turn).count() == 0 and node(page, newest[-1]).count() == 1
     wait_until(lambda: node(page, newest[-1]).is_hidden(), 10, "the new card filtered")
     assert count.inner_text() == "3 of the 5 turns drawn are hidden"
+
+    # the arrow keys step over the cards a filter hid: ↑ from the labelled stomach ache
+    # passes the hidden laxative turn and lands on the first turn, labelled too
+    def focused() -> str | None:
+        return page.evaluate("() => document.activeElement.dataset.entryId || null")
+
+    filters.locator('[data-filter="all"]').click()
+    node(page, ring[-1]).click()
+    page.locator(f'#inspector [data-step-entry="{ring[0]}"]').wait_for()
+    form.locator('input[name="text"]').fill("opening")
+    form.locator('[data-action="add-label"]').click()
+    node(page, ring[-1]).locator('.label-chip[data-label="opening"]').wait_for()
+    filters.locator('[data-filter="labelled"]').click()
+    assert sorted(shown_cards(page)) == sorted([ring[-1], ache[-1]])
+    node(page, ache[-1]).focus()
+    page.keyboard.press("ArrowUp")
+    assert focused() == ring[-1]
