@@ -47,6 +47,7 @@ from bench.webtools import (  # noqa: E402
     StudioChild,
     TokenServer,
     percentile,
+    process_forget,
     session_from_entries,
     studio_entry,
     studio_session_entries,
@@ -419,7 +420,7 @@ def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bo
         if not cold:
             get(url)
         else:
-            parsed_entries.clear()
+            process_forget()
         prof = cProfile.Profile()
         gc.collect()
         gc.disable()  # its pauses would be charged to whatever allocated: reported above

@@ -37,13 +37,20 @@ STUDIO_ARGS = ["studio", "--port", "0", "--no-migrate", "-v", "0", "--insecure"]
 # --- timing a page ---------------------------------------------------------------------
 
 
-def timed_get(client, url: str, *, cold: bool = False):
-    """(seconds, response) of one GET that must answer 200; ``cold`` first forgets every
-    parsed entry of this process, as a studio process that never read the session."""
+def process_forget() -> None:
+    """Forget what this process kept of any session (every parsed entry, every tree turn's
+    HTML): its next page is a cold one, as in a studio process that never read it."""
     from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.studio.templatetags.tree_render import tree_items_forget
 
+    parsed_entries.clear()
+    tree_items_forget()
+
+
+def timed_get(client, url: str, *, cold: bool = False):
+    """(seconds, response) of one GET that must answer 200, ``cold`` or not."""
     if cold:
-        parsed_entries.clear()
+        process_forget()
     start = time.perf_counter()
     response = client.get(url)
     spent = time.perf_counter() - start

@@ -154,7 +154,7 @@ class Turn:
     fork_points: tuple[tuple[str, str, int], ...] = ()  # (entry, its line child, branches)
     fork_starts: tuple[Child, ...] = ()  # where those branches start
     here: bool = False  # the session is right after this turn (its leaf)
-    branches: tuple = ()  # forks drawn open (small trees): lists of items
+    branches: tuple = ()  # forks drawn open (small trees): tuples of items
     credits: int = 0  # charged by its panels (a fold of its tool results)
     waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
@@ -455,7 +455,7 @@ def _open_forks(session: ComicSession, items: list[Item]) -> list[Item]:
     opened: dict[int, Turn] = {}
     for i in candidates:
         item = items[i]
-        branches = [runs[c.id] for c in item.fork_starts if runs[c.id]]
+        branches = [tuple(runs[c.id]) for c in item.fork_starts if runs[c.id]]
         size = sum(len(b) for b in branches)
         if size > budget:
             continue
