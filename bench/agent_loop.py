@@ -9,6 +9,7 @@ each figure means: docs/PERFORMANCE.md ("The agent loop").
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -53,6 +54,7 @@ class Meter:
         self.rows: list[tuple] = []  # each write's entries and records
         self.commit = 0.0
         self.detail: dict[str, list[float]] = defaultdict(list)  # per read function
+        self.label: str | None = None  # the run_append under way, for the commit count
 
     def reset(self) -> None:
         self.detail.clear()
@@ -173,14 +175,15 @@ def instrument(meter: Meter, connection):
         if meter.busy:
             return real_append(**kwargs)
         meter.busy, meter.in_write, meter.commit = True, True, 0.0
+        records, entries = kwargs.get("records", ()), kwargs.get("entries", ())
+        label = meter.label = write_label(records, entries)
         start = time.perf_counter()
         try:
             return real_append(**kwargs)
         finally:
             spent = time.perf_counter() - start
             meter.acc[(meter.phase, "writes")] += spent
-            records, entries = kwargs.get("records", ()), kwargs.get("entries", ())
-            label = write_label(records, entries)
+            meter.label = None
             meter.writes.append((label, spent, meter.commit))
             meter.rows.append((*entries, *records))  # for the floor, made into JSON there
             meter.busy = meter.in_write = False
@@ -220,6 +223,124 @@ def instrument(meter: Meter, connection):
         del connection._commit
 
     return undo
+
+
+# --- counting transactions --------------------------------------------------------------
+
+_WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
+_WRITE_IN_WITH = re.compile(r"\b(INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b", re.I)
+_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+\"?(\w+)", re.I)
+
+
+def is_write(sql: str) -> bool:
+    """Whether a statement changes rows (a CTE that updates or inserts counts)."""
+    if _WRITE.match(sql):
+        return True
+    return sql.lstrip()[:4].upper() == "WITH" and bool(_WRITE_IN_WITH.search(sql))
+
+
+def statement_label(sql: str) -> str:
+    """``UPDATE store_operation``, ``SELECT store_entry``: the verb and the first table."""
+    words = sql.split(None, 1)
+    verb = words[0].upper() if words else "?"
+    if verb == "WITH":
+        verb = "WITH…" + ("write" if is_write(sql) else "SELECT")
+    table = _TABLE.search(sql)
+    return f"{verb} {table.group(1) if table else ''}".strip()
+
+
+class Transactions:
+    """Every transaction the bench's own connection ends, by what it did and where.
+
+    Fed every statement the process sends (SQLite: the driver's trace callback, which sees
+    ``BEGIN``, ``COMMIT`` and the statements sqlite3 runs itself; PostgreSQL: Django's
+    ``execute_wrapper`` on every cursor, and the connection's ``_commit``/``_rollback``).
+    A statement outside a transaction is one of its own (autocommit). A transaction is a
+    *write* when one of its statements changes rows, else a *read*.
+    """
+
+    def __init__(self, meter: Meter) -> None:
+        self.meter = meter
+        self.open = False
+        self.writes = False
+        self.label = ""
+        self.phase = ""
+        self.done: list[tuple[str, str, str, bool]] = []  # (phase, write|read, label, COMMIT)
+
+    def statement(self, sql: str, *, in_transaction: bool) -> None:
+        if not in_transaction:  # autocommitted: its own transaction, no COMMIT sent
+            kind = "write" if is_write(sql) else "read"
+            self.done.append((self.meter.phase, kind, self._label(sql), False))
+            return
+        if not self.open:
+            self.open, self.writes, self.phase = True, False, self.meter.phase
+            self.label = self._label(sql)
+        if not self.writes and is_write(sql):
+            self.writes, self.label = True, self._label(sql)
+
+    def _label(self, sql: str) -> str:
+        return self.meter.label or statement_label(sql)
+
+    def end(self, committed: bool) -> None:
+        if self.open:  # an empty transaction sends nothing to the server
+            kind = "write" if self.writes else "read"
+            self.done.append((self.phase, kind, self.label, committed))
+        self.open = False
+
+    def take(self) -> list[tuple[str, str, str, bool]]:
+        out, self.done = self.done, []
+        return out
+
+    def install(self, connection):
+        """Start counting on this connection; returns an undo."""
+        connection.ensure_connection()
+        if connection.vendor == "sqlite":
+            raw = connection.connection
+
+            def trace(sql: str) -> None:
+                head = sql.lstrip()[:16].upper()
+                if head.startswith("BEGIN"):
+                    self.end(True)  # never open here; a BEGIN starts a fresh one
+                    self.open, self.writes, self.phase = True, False, self.meter.phase
+                    self.label = ""
+                elif head.startswith(("COMMIT", "END")):
+                    self.end(True)
+                elif head.startswith("ROLLBACK") and not head.startswith("ROLLBACK TO"):
+                    self.end(False)
+                elif not head.startswith(("SAVEPOINT", "RELEASE", "ROLLBACK", "--")):
+                    if self.open and not self.label:
+                        self.label = self._label(sql)
+                    self.statement(sql, in_transaction=self.open)
+
+            raw.set_trace_callback(trace)
+            return lambda: raw.set_trace_callback(None)
+
+        def spy(execute, sql, params, many, context):
+            self.statement(sql, in_transaction=not connection.get_autocommit())
+            return execute(sql, params, many, context)
+
+        real_commit, real_rollback = connection._commit, connection._rollback
+
+        def commit():
+            try:
+                return real_commit()
+            finally:
+                self.end(True)
+
+        def rollback():
+            try:
+                return real_rollback()
+            finally:
+                self.end(False)
+
+        connection.execute_wrappers.append(spy)
+        connection._commit, connection._rollback = commit, rollback
+
+        def undo():
+            connection.execute_wrappers.remove(spy)
+            connection._commit, connection._rollback = real_commit, real_rollback
+
+        return undo
 
 
 def timed_tools(tools: dict, meter: Meter) -> dict:
@@ -274,14 +395,18 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
         """Accept, claim and run one prompt; the figures of its run."""
         n = next(counter)
         text = PROMPT.format(n=n) + f"场景：{SCENES[n % len(SCENES)]}。"
+        transactions.take()
         start = time.perf_counter()
+        meter.phase = "accept"
         op_id = operation_accept(session_id=session.id, text=text).operation_id
+        meter.phase = "claim"
         lease = operation_claim(
             owner="bench-runner",
             now=timezone.now(),
             lease_seconds=config.lease_seconds,
             operation_id=op_id,
         )
+        meter.phase = "turn"
         assert lease is not None
         ready, cpu0 = time.perf_counter(), time.process_time()
         meter.reset()
@@ -295,6 +420,7 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
         ).run()
         end, cpu1 = time.perf_counter(), time.process_time()
         out = {
+            "transactions": transactions.take(),
             "cpu": cpu1 - cpu0,
             "accept+claim": ready - start,
             "total": end - ready,
@@ -318,6 +444,8 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
 
     bare = BareCommits(backend, scratch)
     undo = instrument(meter, connection)
+    transactions = Transactions(meter)
+    uncount = transactions.install(connection)
     try:
         warm = session_create(owner=owner, title="warm-up", initial_app_state=INITIAL_STATE)
         one_operation(warm)
@@ -328,8 +456,8 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
             )
             runs.append([one_operation(session) for _ in range(args.prompts)])
     finally:
+        uncount()
         undo()
-        bare.close()
 
     ops = [op for run in runs for op in run]
     bad = [op["status"] for op in ops if op["status"] != "finished"]
@@ -432,10 +560,56 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
         f"the loop's own work besides provider, tools and journal ({rest:.2f} ms): "
         f"{rest / total:.0%} of it"
     )
+    _commits(ops)
     if share > 0.25:
         _where_writes_go(backend, connection, ops, one_operation, session_create, owner, meter)
+    bare.close()
 
     _render_bench(args, owner)
+
+
+PHASES = ("accept", "claim", "model", "tool", "turn")
+
+
+def _commits(ops: list[dict]) -> None:
+    """The transactions of an operation: writes and reads, by phase, and which they were."""
+    n = len(ops)
+
+    def count(kind: str, phase: str | None = None, committed: bool | None = None) -> float:
+        return (
+            sum(
+                1
+                for op in ops
+                for p, k, _label, c in op["transactions"]
+                if k == kind and phase in (None, p) and committed in (None, c)
+            )
+            / n
+        )
+
+    for kind in ("write", "read"):
+        by_phase = ", ".join(
+            f"{phase} {count(kind, phase):g}" for phase in PHASES if count(kind, phase)
+        )
+        print(
+            f"    {kind} transactions per operation: {count(kind):g} ({by_phase}); of them "
+            f"ended by a COMMIT {count(kind, committed=True):g}, autocommitted single "
+            f"statements {count(kind, committed=False):g}"
+        )
+    writes = count("write")
+    verdict = "met" if writes / 2 <= 6 else "MISSED"
+    print(
+        f"    commits per tool step (write transactions per operation / 2): {writes / 2:g}"
+        f"   (target <= 6) {verdict}; read transactions per tool step: {count('read') / 2:g}; "
+        f"{load()}"
+    )
+    labels: dict[tuple[str, str], int] = defaultdict(int)
+    for op in ops:
+        for phase, kind, label, _c in op["transactions"]:
+            if kind == "write":
+                labels[(phase, label)] += 1
+    print("    the write transactions of an operation (phase: what, per operation):")
+    for (phase, label), times in sorted(labels.items(), key=lambda kv: PHASES.index(kv[0][0])):
+        print(f"      {phase:<7}{times / n:5g} x {label}")
 
 
 class BareCommits:

@@ -27,16 +27,19 @@ from jaiweb.agent.model_turn import compact, model_call, settle_usage
 from jaiweb.agent.providers.base import Provider
 from jaiweb.agent.recovery_pass import recover_once
 from jaiweb.agent.state import AppState
-from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, stop_calls
+from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, planned_t1, stop_calls
 from jaiweb.agent.tools.base import Tool
+from jaiweb.agent.view import View, acted_on_from_view
 from jaiweb.agent.writer import FencedWriter
 from jaiweb.store.errors import LeaseLost, StaleLog
+from jaiweb.store.ids import new_id
 from jaiweb.store.leases import Lease, lease_release, operation_wait
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import app_state_at, branch_get, operation_reading
 from journal import steps
-from journal.entries import Entry, MessageEntry, UserMessage
-from journal.records import OperationFinished, Record
+from journal.entries import AppStateEntry, Entry, MessageEntry, UserMessage
+from journal.records import ModelAttempted, OperationFinished, Record
+from journal.recovery import fold_operation
 from journal.steps import Limits, Step, next_step
 
 log = logging.getLogger(__name__)
@@ -90,7 +93,12 @@ class OperationRun:
             session_id=self.session.id,
             keeper=self.keeper,
             emit=self.emit,
+            wrote=self._wrote,
         )
+        # What the loop knows of the operation (None: read it again), and the step whose
+        # first records went in with the last write (``write_then``), to be done next.
+        self.view: View | None = None
+        self.ahead: tuple[Step, list[Record]] | None = None
         self.tool_specs = [tool.spec() for tool in tools.values()]
         self.failures = 0  # transient provider failures in a row
         self.asked: set[str] = set()  # calls this run asked approval for
@@ -104,14 +112,16 @@ class OperationRun:
                 self.faults.reach("after_accept")
                 self.emit({"type": "operation_started", "operation_id": self.operation_id})
                 while True:
-                    if self.should_stop():  # a step boundary: nothing is half done here
+                    # A step boundary: nothing is half done here, unless the next step's
+                    # first records are written already (then it is done first).
+                    if self.ahead is None and self.should_stop():
                         lease_release(lease=self.keeper.lease)
                         return "handed back"
                     step = self._decide()
                     if step is None:
                         return "finished"
-                    if self.interleave is not None:
-                        self.interleave(step)
+                    if self.interleave is not None and self.ahead is None:
+                        self.interleave(step)  # (an ahead step's came before its write)
                     try:
                         done = self.execute(step)
                         if done == "waiting":
@@ -120,8 +130,9 @@ class OperationRun:
                                 expected_seq=self.writer.version,
                                 now=timezone.now(),
                             )
-                    except StaleLog:
-                        continue  # someone wrote meanwhile: read again, decide again
+                    except StaleLog:  # someone wrote meanwhile: read again, decide again
+                        self.view, self.ahead = None, None
+                        continue
                     if done is not None:
                         return done
         except LeaseLost:
@@ -142,11 +153,82 @@ class OperationRun:
         self.writer.state = AppState.of(app_state_at(session=self.session))
 
     def _decide(self) -> Step | None:
+        """The next step: the one written ahead, else decided from the view when its first
+        write is checked (a person's write meanwhile refuses it), else from a fresh read."""
+        if self.ahead is not None:
+            return self.ahead[0]
+        if self.view is not None:
+            step = self._next(self.view)
+            if step is None or acted_on_from_view(step):
+                self.writer.seen(len(self.view.records))
+                return step
         reading = operation_reading(operation_id=self.operation_id, session=self.session)
-        if reading.log.finished is not None:
-            return None
+        self.view = View(tuple(reading.records), reading.evidence, tuple(self.branch()))
         self.writer.seen(len(reading.records))
-        return next_step(reading.log, reading.evidence, self.branch(), self.limits)
+        return self._next(self.view, reading.log)
+
+    def _next(self, view: View, log=None) -> Step | None:
+        log = fold_operation(view.records) if log is None else log
+        if log.finished is not None:
+            return None
+        return next_step(log, view.evidence, view.branch, self.limits)
+
+    def _wrote(self, entries, records) -> None:
+        if self.view is not None:
+            self.view = self.view.extended(entries, records)
+
+    def prewritten(self, step: Step) -> list[Record] | None:
+        """The first records of ``step`` if they went in with the previous write."""
+        if self.ahead is not None and self.ahead[0] is step:
+            first = self.ahead[1]
+            self.ahead = None
+            return first
+        return None
+
+    def write_then(
+        self, *, entries: list[Entry], records: list[Record], before_finish: bool = True
+    ) -> None:
+        """An unchecked write (a fact of an effect that happened: a reply, a tool's result)
+        with, in the same transaction, the first records of the step decided from what it
+        leaves, when that step's first write needs nothing from outside: its T1, its
+        ``model_attempted`` (still before the call), or the finish. They go in only if the
+        log is still the one the loop knows; else the loop reads and decides again.
+        One commit where there were two, and no crash between them: T1 still commits
+        before its tool's effect, the attempt before the model call."""
+        step, first = None, []
+        if self.view is not None and not self.should_stop():
+            step = self._next(self.view.extended(entries, records))
+            first = self._first_records(step, entries) if step is not None else []
+        if first and self.interleave is not None:
+            self.interleave(step)  # between the step's decision and its first append, as ever
+        if first and isinstance(step, steps.Finish) and before_finish:
+            self.faults.reach("before_finish")  # the finish commits with this write
+        joined = self.writer.write(entries=entries, records=records, checked=False, then=first)
+        if first and joined:
+            self.ahead = (step, first)
+        elif first:
+            self.view = None
+
+    def _first_records(self, step: Step, entries: list[Entry]) -> list[Record]:
+        match step:
+            case steps.Finish():
+                return [self.record(OperationFinished, outcome=step.outcome, error=step.error)]
+            case steps.ModelCall():
+                attempt = self.record(
+                    ModelAttempted,
+                    attempt_id=new_id("att"),
+                    assistant_entry_id=new_id("e"),
+                    model=self.provider.name,
+                )
+                return [attempt]
+            case steps.HandleCall():
+                state = self.writer.state
+                for entry in entries:
+                    if isinstance(entry, AppStateEntry):
+                        state = AppState.of(entry.value)
+                t1 = planned_t1(self, step, state)
+                return [t1] if t1 is not None else []
+        return []
 
     def branch(self) -> list[Entry]:
         leaf = self.writer.leaf
@@ -155,9 +237,10 @@ class OperationRun:
     # -- doing --------------------------------------------------------------------------
 
     def execute(self, step: Step) -> str | None:
+        first = self.prewritten(step)
         match step:
             case steps.Finish():
-                self.finish(step)
+                self.finish(step, written=first is not None)
                 return "finished"
             case steps.Park():
                 park(self, step)
@@ -169,7 +252,7 @@ class OperationRun:
             case steps.Stop():
                 stop_calls(self, step)
             case steps.HandleCall():
-                return handle_call(self, step)
+                return handle_call(self, step, t1=first[0] if first else None)
             case steps.WriteInputs():
                 for queued in step.inputs:
                     content = UserMessage(content=queued.text)
@@ -178,13 +261,15 @@ class OperationRun:
             case steps.Compact():
                 compact(self, step)
             case steps.ModelCall():
-                model_call(self, step)
+                model_call(self, step, attempt=first[0] if first else None)
         return None
 
-    def finish(self, step: steps.Finish) -> None:
-        self.faults.reach("before_finish")
-        record = self.record(OperationFinished, outcome=step.outcome, error=step.error)
-        self.writer.write(records=[record])
+    def finish(self, step: steps.Finish, *, written: bool = False) -> None:
+        """``written``: the record went in with the last entry (``write_then``)."""
+        if not written:
+            self.faults.reach("before_finish")
+            record = self.record(OperationFinished, outcome=step.outcome, error=step.error)
+            self.writer.write(records=[record])
         error = step.error.model_dump() if step.error else None
         self.emit({"type": "operation_finished", "outcome": step.outcome, "error": error})
 

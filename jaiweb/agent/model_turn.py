@@ -17,19 +17,19 @@ if TYPE_CHECKING:
     from jaiweb.agent.loop import OperationRun
 
 
-def model_call(run: OperationRun, step: ModelCall) -> None:
-    """One attempt: its reply's id fixed in advance, the stream, the reply and its bill."""
-    attempt_id, reply_id = new_id("att"), new_id("e")
-    run.writer.write(
-        records=[
-            run.record(
-                ModelAttempted,
-                attempt_id=attempt_id,
-                assistant_entry_id=reply_id,
-                model=run.provider.name,
-            )
-        ]
-    )
+def model_call(run: OperationRun, step: ModelCall, *, attempt: ModelAttempted | None) -> None:
+    """One attempt: its reply's id fixed in advance, the stream, the reply and its bill.
+
+    ``attempt``: its ``model_attempted``, when it went in with the previous write."""
+    if attempt is None:
+        attempt = run.record(
+            ModelAttempted,
+            attempt_id=new_id("att"),
+            assistant_entry_id=new_id("e"),
+            model=run.provider.name,
+        )
+        run.writer.write(records=[attempt])
+    attempt_id, reply_id = attempt.attempt_id, attempt.assistant_entry_id
     run.faults.reach("after_model_attempted")
     try:
         reply = stream_reply(
@@ -77,10 +77,9 @@ def model_call(run: OperationRun, step: ModelCall) -> None:
     # The reply and its bill are facts of an effect that happened: written unchecked, and
     # in one transaction, so no crash leaves a reply unbilled (a log of an older version
     # may still hold one: ``SettleUsage`` bills it). Both fault points are this one state.
+    # The next step's first record (the first call's T1, or the finish) commits with them.
     usage_record = run.record(UsageSettled, attempt_id=attempt_id, usage=usage)
-    run.writer.write(
-        entries=[run.message_entry(reply_id, message)], records=[usage_record], checked=False
-    )
+    run.write_then(entries=[run.message_entry(reply_id, message)], records=[usage_record])
     run.faults.reach("after_assistant_entry")
     run.faults.reach("after_usage")
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone
 from pydantic import ValidationError
 
+from jaiweb.agent.state import AppState
 from jaiweb.agent.tools.base import Tool, ToolContext, ToolOutput
 from jaiweb.store.ids import new_id
 from jaiweb.store.selectors import operation_records
@@ -24,12 +25,33 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def handle_call(run: OperationRun, step: HandleCall) -> str | None:
+def planned_t1(run: OperationRun, step: HandleCall, state: AppState) -> ToolDispatched | None:
+    """The call's T1 when dispatching it needs nothing but ``state`` (a known tool, valid
+    arguments, no approval to ask): it can commit with the write before it."""
+    tool = run.tools.get(step.call.name)
+    if tool is None or "_unparsed" in step.call.arguments:
+        return None
+    try:
+        tool.args.model_validate(step.call.arguments)
+    except ValidationError:
+        return None
+    if tool.approval_cost(state) is not None:
+        return None
+    return _t1(run, tool, step.reply_id, step.call, attempt=1)
+
+
+def handle_call(run: OperationRun, step: HandleCall, *, t1: ToolDispatched | None) -> str | None:
     """The reply's next call: refuse it with a result, ask for approval, or dispatch it.
 
+    ``t1``: its T1, when ``planned_t1`` had it go in with the previous write.
     ``"waiting"`` when the approval is not decided within the hold: the loop hands the
     operation back until a decision wakes a runner."""
     call = step.call
+    if t1 is not None:
+        tool = run.tools[call.name]
+        args = tool.args.model_validate(call.arguments)
+        dispatch(run, tool, step.reply_id, call, args, attempt=1, t1=t1)
+        return None
     tool = run.tools.get(call.name)
     if tool is None:
         return _refuse(run, step, f"there is no tool called {call.name!r}", None)
@@ -112,12 +134,8 @@ def _await_decision(run: OperationRun, tool_call_id: str) -> bool:
     return False
 
 
-def dispatch(
-    run: OperationRun, tool: Tool, reply_id: str, call: ToolCall, args: Any, *, attempt: int
-) -> None:
-    """T1, the tool's effect, T2 (with the state it changed, in one transaction)."""
-    key = idempotency_key(run.operation_id, call.id)
-    t1 = run.record(
+def _t1(run: OperationRun, tool: Tool, reply_id: str, call: ToolCall, *, attempt: int):
+    return run.record(
         ToolDispatched,
         tool_call_id=call.id,
         tool_name=tool.name,
@@ -125,11 +143,29 @@ def dispatch(
         args=call.arguments,
         args_hash=args_hash(call.arguments),
         result_entry_id=result_entry_id(reply_id, call.id),
-        idempotency_key=key,
+        idempotency_key=idempotency_key(run.operation_id, call.id),
         policy=tool.policy(),
         dispatch_attempt=attempt,
     )
-    run.writer.write(records=[t1])
+
+
+def dispatch(
+    run: OperationRun,
+    tool: Tool,
+    reply_id: str,
+    call: ToolCall,
+    args: Any,
+    *,
+    attempt: int,
+    t1: ToolDispatched | None = None,
+) -> None:
+    """T1, the tool's effect, T2 (with the state it changed, in one transaction).
+
+    ``t1``: committed already, with the write before (``OperationRun.write_then``)."""
+    if t1 is None:
+        t1 = _t1(run, tool, reply_id, call, attempt=attempt)
+        run.writer.write(records=[t1])
+    key = t1.idempotency_key
     run.faults.reach("after_t1", tool.name)
     run.emit(
         {
@@ -169,8 +205,9 @@ def dispatch(
     result = result_entry(run, reply_id, call, output)
     if entries:
         result = result.model_copy(update={"parent_id": entries[-1].id})
-    # T2 records an effect that happened: a prompt typed meanwhile must not refuse it.
-    run.writer.write(entries=[*entries, result], checked=False)
+    # T2 records an effect that happened: a prompt typed meanwhile must not refuse it. The
+    # next step's first record (the next call's T1, the next model_attempted) goes with it.
+    run.write_then(entries=[*entries, result], records=[])
     run.faults.reach("after_t2", tool.name)
     run.emit(
         {

@@ -32,11 +32,13 @@ class FencedWriter:
         session_id: str,
         keeper: LeaseKeeper,
         emit: Callable[[dict[str, Any]], None],
+        wrote: Callable[[Sequence[Entry], Sequence[Record]], None] = lambda e, r: None,
     ) -> None:
         self.operation_id = operation_id
         self.session_id = session_id
         self.keeper = keeper
         self.emit = emit
+        self.wrote = wrote  # the run's view follows its own writes
         self.leaf: str | None = None
         self.state = AppState()
         self.version = 0
@@ -51,21 +53,31 @@ class FencedWriter:
         records: Sequence[Record] = (),
         entries: Sequence[Entry] = (),
         checked: bool = True,
-    ) -> None:
+        then: Sequence[Record] = (),
+    ) -> bool:
+        """One transaction. ``then`` (with an unchecked write only): the next step's first
+        records, committed with it if the log is still the one the loop knows; False when
+        they were left out (someone wrote meanwhile: the loop reads and decides again)."""
+        assert not (then and checked), "then-records are checked alone"
         self.keeper.renew_if_due()
-        run_append(
+        records, entries, then = list(records), list(entries), list(then)
+        joined = run_append(
             operation_id=self.operation_id,
             fencing=self.keeper.fencing,
-            records=list(records),
-            entries=list(entries),
+            records=records,
+            entries=entries,
             expected_leaf_id=self.leaf,
             session_id=self.session_id,
-            expected_seq=self.version if checked else None,
+            expected_seq=self.version if checked or then else None,
+            then=then,
             now=timezone.now(),
         )
-        self.version += len(records)
+        written = [*records, *then] if joined else records
+        self.version += len(written)
+        self.wrote(entries, written)
         for entry in entries:
             self.leaf = entry.id
             if isinstance(entry, AppStateEntry):
                 self.state = AppState.of(entry.value)
             self.emit({"type": "entry_committed", "entry": entry.model_dump(mode="json")})
+        return joined

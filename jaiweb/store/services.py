@@ -27,6 +27,7 @@ from jaiweb.store.errors import (
     SessionNotFound,
     SessionParked,
     StaleLeaf,
+    StaleLog,
 )
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
@@ -338,8 +339,9 @@ def run_append(
     expected_leaf_id: str | None = None,
     session_id: str | None = None,
     expected_seq: int | None = None,
+    then: Sequence[JournalRecord] = (),
     now: datetime | None = None,
-) -> None:
+) -> bool:
     """A runner's write: entries and records of its run in one transaction, fenced.
 
     Refused with ``LeaseLost`` when another runner has claimed the operation since, and
@@ -348,6 +350,11 @@ def run_append(
     written. Locks the session row before the operation row, in the same order as the
     web's writes, so the two never deadlock. A runner that knows its session passes
     ``session_id`` and saves a lookup.
+
+    ``then``: the first records of the step the runner decided from what this write
+    leaves (a T1, a ``model_attempted``, the finish), appended after ``records`` only if
+    the log still ends at ``expected_seq`` (which then checks them alone); otherwise the
+    rest is written without them. True when ``then`` went in (or there was none).
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -363,12 +370,25 @@ def run_append(
             append_entries(
                 session_id, entries, expected_leaf_id=expected_leaf_id, now=now, savepoint=False
             )
+        if then:
+            try:
+                append_records(
+                    operation_id,
+                    [*records, *then],
+                    fencing=fencing,
+                    now=now,
+                    expected_seq=expected_seq,
+                )
+                return True
+            except StaleLog:  # the refusing UPDATE changed nothing: the rest goes in alone
+                expected_seq = None
         if records:
             append_records(
                 operation_id, records, fencing=fencing, now=now, expected_seq=expected_seq
             )
         else:
             fencing_check(operation_id, fencing, expected_seq)
+    return not then
 
 
 def operation_park(

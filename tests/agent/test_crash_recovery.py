@@ -75,6 +75,17 @@ POINTS = [
     "before_finish",
 ]
 
+# Points where a ``model_attempted`` is durable and its reply is not, so recovery asks the
+# model again under a new attempt: during the stream; after the last tool's T2, which
+# commits with the next attempt (its call not made yet); before the finish, which commits
+# with the final reply (so that reply's stream is lost with it).
+LOST_ATTEMPT = (
+    "after_model_attempted",
+    "mid_stream",
+    "after_t2:generate_image",
+    "before_finish",
+)
+
 
 @pytest.mark.parametrize("point", POINTS)
 def test_a_crash_at_each_point_recovers_to_the_crash_free_shape(point, auto_session, env):
@@ -103,7 +114,7 @@ def test_a_crash_at_each_point_recovers_to_the_crash_free_shape(point, auto_sess
     assert LedgerEntry.objects.filter(kind="charge").count() == 1  # one panel, one charge
     types = [r.type for r in operation_records(operation_id=op)]
     replies = shape.count("assistant")
-    lost_stream = point in ("after_model_attempted", "mid_stream")  # no durable reply yet
+    lost_stream = point in LOST_ATTEMPT  # no durable reply yet
     assert types.count("model_attempted") == replies + (1 if lost_stream else 0), (
         "a reply that was already durable was asked of the model again"
     )
@@ -342,6 +353,6 @@ def test_a_crash_in_the_finishing_move_of_the_whole_story(point, auto_session, e
     assert "拉肚子" in str(app_state_at(session=auto_session, leaf_id=side_story_tip))
     assert LedgerEntry.objects.filter(kind="charge").count() == 3  # three panels, three charges
     types = [r.type for r in operation_records(operation_id=op)]
-    lost_stream = point in ("after_model_attempted", "mid_stream")
+    lost_stream = point in LOST_ATTEMPT
     assert types.count("model_attempted") == 2 + (1 if lost_stream else 0)
     call_command("journal_check", stdout=open("/dev/null", "w"))  # noqa: SIM115

@@ -78,14 +78,16 @@ class CrashBeforeTheBill(CrashAt):
         self.real_write = FencedWriter.write
         crash = self
 
-        def write(writer, *, records=(), entries=(), checked=True):
+        def write(writer, *, records=(), entries=(), checked=True, then=()):
             if entries and any(isinstance(r, UsageSettled) for r in records) and not crash.fired:
                 kept = [r for r in records if not isinstance(r, UsageSettled)]
                 crash.real_write(writer, records=kept, entries=entries, checked=checked)
                 crash.fired = True
                 FencedWriter.write = crash.real_write
                 raise Crash("between the reply and its usage")
-            return crash.real_write(writer, records=records, entries=entries, checked=checked)
+            return crash.real_write(
+                writer, records=records, entries=entries, checked=checked, then=then
+            )
 
         FencedWriter.write = write
 
