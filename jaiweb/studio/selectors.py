@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,19 @@ from jaiweb.sessions.access import may_see
 from jaiweb.sessions.status import SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
-from jaiweb.store.selectors import app_state_at, branch_rows, entry_ids_among, operation_records
+from jaiweb.store.selectors import (
+    app_state_at,
+    branch_rows,
+    entries_after,
+    entry_ids_among,
+    operation_records,
+)
 from jaiweb.studio.labels import people_named
 from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
+from journal.timeline import timeline, timeline_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -585,3 +593,20 @@ def credit_rows(*, user: Any) -> list[CreditRow]:
         session_id, title = found.get(image, (None, "")) if image else (None, "")
         out.append(CreditRow(e, image, session_id, title))
     return out
+
+
+@lru_cache(maxsize=8)
+def _timeline_of(session_id: str, count: int) -> dict[str, Any]:
+    session = ComicSession.objects.get(pk=session_id)
+    rows = entries_after(session=session, after_seq=0, limit=count) if count else []
+    return timeline_data(timeline([row.entry for row in rows], session.initial_app_state))
+
+
+def timeline_of(*, session: ComicSession, count: int) -> dict[str, Any]:
+    """The timeline of the session's first ``count`` entries, as the page's script reads it.
+
+    Entries never change, so the first ``count`` of a session always make the same timeline:
+    kept per process for the last few asked for (each ``?at=`` of the page is a new load of
+    the same one; 10,000 entries take a second or two to read and parse).
+    """
+    return _timeline_of(session.id, count)

@@ -16,10 +16,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from jaiweb.store.selectors import entries_after
 from jaiweb.studio.labels import TAGS, TOOLS
+from jaiweb.studio.selectors import timeline_of
 from jaiweb.studio.views.access import own_session
-from journal.timeline import timeline, timeline_data
 
 TIMELINE_ENTRIES = 20_000  # entries one page replays at most (the first ones)
 
@@ -70,12 +69,10 @@ def timeline_page(request: HttpRequest, session_id: str) -> HttpResponse:
         position = _position(request.GET.get("at"), replayed)
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    # the first ``replayed`` entries, whatever is appended while they are read
-    rows = entries_after(session=session, after_seq=0, limit=replayed) if replayed else []
-    line = timeline([row.entry for row in rows], session.initial_app_state)
     ctx = {
         "session": session,
-        "timeline": timeline_data(line),
+        # the first ``replayed`` entries, whatever is appended while they are read
+        "timeline": timeline_of(session=session, count=replayed),
         "words": _words(),
         "position": position,
         "replayed": replayed,
