@@ -37,11 +37,11 @@ from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.regions import (
     REGIONS,
+    catch_up_html,
     changed_regions_html,
     region_versions,
-    regions_html_shared,
 )
-from jaiweb.studio.stream import end_label, step_label, stream_html
+from jaiweb.studio.stream import end_label, step_label
 
 log = logging.getLogger(__name__)
 
@@ -118,9 +118,11 @@ def _regions(
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
         return ""
-    html = regions_html_shared(session=session, language=language, versions=versions)
+    html, stream = catch_up_html(
+        session=session, language=language, versions=versions, with_stream=with_stream
+    )
     if with_stream:  # after the regions, and not part of what "unchanged" compares
-        html += STREAM_MARK + stream_html(session=session, language=language)
+        html += STREAM_MARK + stream
     return html
 
 
