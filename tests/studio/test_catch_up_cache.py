@@ -94,3 +94,25 @@ def test_a_whole_pass_reads_the_stream_once_per_database_version(alice, episode,
     _, later = regions.catch_up_html(session=session, language="en", with_stream=True)
     assert reads == ["en", "zh-hans", "en"] and later != stream
     assert regions.catch_up_html(session=session, language="en")[1] == ""  # not asked for
+
+
+def test_an_operation_fact_reads_neither_the_tree_nor_the_strip(alice, episode, monkeypatch):
+    from jaiweb.live import versions
+
+    session = drawn(episode, "/draw a pig on a roof")
+    names = ["controls", "session-notice", "character-state"]
+    whole = regions.region_parts(
+        context=regions.studio_context(session=session), language="en", names=names
+    )
+    counts = versions.fact_counts(session.id)
+    moved = regions.region_versions({**counts, "operation": counts.get("operation", 0) + 1})
+
+    def not_read(*args, **kwargs):
+        raise AssertionError("an operation's fact read the path")
+
+    monkeypatch.setattr(regions, "active_path_view", not_read)
+    monkeypatch.setattr(regions, "strip_view", not_read)
+    parts = regions.changed_regions_html(
+        session_id=session.id, language="en", versions=moved, names=names
+    )
+    assert parts == whole
