@@ -264,9 +264,14 @@ def catch_up_html(
         return html, ""
     stream_key = ("stream", *key)
     stream = _cached(stream_key)
-    if stream is None:
+    if stream is None:  # a session's watchers go quiet together: one read for them all
+        _once(
+            stream_key,
+            lambda: _store({stream_key: stream_html(session=session, language=language)}),
+        )
+        stream = _cached(stream_key)
+    if stream is None:  # whoever read it failed
         stream = stream_html(session=session, language=language)
-        _store({stream_key: stream})
     return html, stream
 
 
