@@ -313,7 +313,7 @@ else:
     # Only shared inside one process: the embedded mode (`manage.py studio`).
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "BACKEND": "jaiweb.live.layers.InMemoryChannelLayer",  # swept once a second
             "CONFIG": {"capacity": 1000},
         }
     }

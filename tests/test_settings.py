@@ -127,7 +127,7 @@ def test_defaults():
     assert s["SECRET_KEY"]
     assert s["DATABASE"]["ENGINE"] == "django.db.backends.sqlite3"
     assert s["DATABASE"]["NAME"] == str(BASE_DIR / "db.sqlite3")
-    assert s["CHANNEL_LAYERS"]["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    assert s["CHANNEL_LAYERS"]["default"]["BACKEND"] == "jaiweb.live.layers.InMemoryChannelLayer"
     assert s["JAIWEB_PUBLIC_URL"] is None
     assert s["JAIWEB_LLM_MODEL"] is None
     assert s["JAIWEB_LLM_BASE_URL"] is None

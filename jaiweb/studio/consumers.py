@@ -17,6 +17,7 @@ import itertools
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -36,11 +37,11 @@ from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.regions import (
     REGIONS,
+    catch_up_html,
     changed_regions_html,
     region_versions,
-    regions_html_shared,
 )
-from jaiweb.studio.stream import end_label, step_label, stream_html
+from jaiweb.studio.stream import end_label, step_label
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +118,11 @@ def _regions(
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
         return ""
-    html = regions_html_shared(session=session, language=language, versions=versions)
+    html, stream = catch_up_html(
+        session=session, language=language, versions=versions, with_stream=with_stream
+    )
     if with_stream:  # after the regions, and not part of what "unchanged" compares
-        html += STREAM_MARK + stream_html(session=session, language=language)
+        html += STREAM_MARK + stream
     return html
 
 
@@ -132,6 +135,28 @@ QUIET_SECONDS = 1.5
 # dozen in 150 ms with the offline director), and each pass re-renders every region.
 # The first fact of a burst is rendered at once, the rest together at the end of it.
 CATCH_UP_INTERVAL = 0.2
+# ... and further apart on a process catching up many sessions at once: a run's facts come
+# farther apart when it shares the process with many others (at 50 sessions, an
+# operation's facts spread over half a second), and at a pass per fact the catch-ups'
+# CPU per operation grew with the number of sessions. Past SESSIONS_PER_INTERVAL sessions
+# with a pass in the last BUSY_SECONDS, a watcher's passes are spaced in proportion, up
+# to MAX_INTERVAL: the process renders about as many passes a second whatever the load.
+SESSIONS_PER_INTERVAL = 4
+BUSY_SECONDS = 1.0
+MAX_INTERVAL = 1.0
+_busy: OrderedDict[str, float] = OrderedDict()  # session id -> its last pass (``clock``)
+
+
+def pass_interval(session_id: str, now: float) -> float:
+    """How far apart this session's watchers' passes go now (``now``: a pass starts)."""
+    _busy[session_id] = now
+    _busy.move_to_end(session_id)
+    while _busy:
+        oldest, at = next(iter(_busy.items()))
+        if now - BUSY_SECONDS <= at <= now:
+            break
+        del _busy[oldest]  # gone quiet (or from another clock: a test's)
+    return min(MAX_INTERVAL, CATCH_UP_INTERVAL * max(1.0, len(_busy) / SESSIONS_PER_INTERVAL))
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
@@ -152,6 +177,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
     unknown_change = False  # an event announced a change without its bump: read the database
     force = False  # the next pass sends even regions this watcher already has
     last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
+    interval = CATCH_UP_INTERVAL  # how long after it the next may start (``pass_interval``)
 
     def __init__(
         self,
@@ -201,6 +227,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if self.catching_up is not None:
             self.catching_up.cancel()
         if self.group is not None:
+            _busy.pop(self.session_id, None)  # another watcher of it puts it back
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -242,13 +269,14 @@ class SessionConsumer(AsyncWebsocketConsumer):
         while self.again:
             # The rest of a burst waits out the interval since the last pass, then goes
             # in one pass; a change after a quiet spell goes at once.
-            wait = self.last_pass + CATCH_UP_INTERVAL - self.clock()
+            wait = self.last_pass + self.interval - self.clock()
             if wait > 0:
                 await self.sleep(wait)
             self.again = False
             force, self.force = self.force, False
             whole, self.unknown_change = force or self.unknown_change, False
             self.last_pass = self.clock()
+            self.interval = pass_interval(self.session_id, self.last_pass)
             # Read before the journal: a bump during the read is a change for the next pass.
             versions = region_versions(fact_counts(self.session_id))
             if whole:

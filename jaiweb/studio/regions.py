@@ -23,6 +23,7 @@ from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
+from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
 
 REGIONS = (
@@ -40,16 +41,23 @@ def studio_context(*, session: ComicSession) -> dict[str, Any]:
     """Everything the regions show, read once."""
     rows = branch_rows(session=session, lazy=True)  # the regions touch a few hundred rows
     state = app_state_at(session=session, rows=rows)
-    run = run_view(session=session)
+    return {
+        **_run_part(session, state),
+        "tree_items": active_path_view(session, rows),
+        "strip": strip_view(rows, session=session),
+        "balance": wallet_balance(user=session.owner_id),  # no query for the owner row
+    }
+
+
+def _run_part(session: ComicSession, state: dict) -> dict[str, Any]:
+    """What the controls, the notice and the character forms show (``state``: the app
+    state at the leaf): the run and the leaf, nothing of the path's rows."""
     return {
         "session": session,
         "leaf_id": session.leaf_id or "",
-        "tree_items": active_path_view(session, rows),
-        "strip": strip_view(rows, session=session),
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
-        "balance": wallet_balance(user=session.owner_id),  # no query for the owner row
-        "run": run,
+        "run": run_view(session=session),
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
         "panel_cost": PANEL_COST,
@@ -95,8 +103,18 @@ def _credits_context(session: ComicSession) -> dict[str, Any]:
     return {"balance": wallet_balance(user=session.owner_id)}
 
 
-# Regions that need a small part of ``studio_context``, read alone when only they changed.
-_SMALL_CONTEXTS = {"credits": _credits_context}
+def _run_context(session: ComicSession) -> dict[str, Any]:
+    return _run_part(session, app_state_at(session=session))  # the leaf's, no path read
+
+
+# Regions that need a small part of ``studio_context``, read alone when only they changed:
+# an operation's fact (a tool finished, an approval asked) reads no tree and no strip.
+_SMALL_CONTEXTS = {
+    "credits": _credits_context,
+    "controls": _run_context,
+    "session-notice": _run_context,
+    "character-state": _run_context,
+}
 
 
 # Rendered regions: every region by everything it shows (``_version``, read from the
@@ -167,6 +185,20 @@ def regions_html_shared(
     changed passes rendered them at those versions serve too, when each was rendered from
     this same database version; and what is rendered here serves them.
     """
+    return catch_up_html(session=session, language=language, versions=versions)[0]
+
+
+def catch_up_html(
+    *,
+    session: ComicSession,
+    language: str,
+    versions: dict[str, tuple[int, ...]] | None = None,
+    with_stream: bool = False,
+) -> tuple[str, str]:
+    """Every region (``regions_html_shared``) and, ``with_stream``, the stream as the
+    journal has it (``stream_html``), each once per database version and language: the
+    quiet passes after a run all read the same finished run. The stream moves with the
+    unfinished operation's records, or with the entries a new one appends."""
     state = _version(session)
     key = (*state, language)
     html = _cached(key)
@@ -187,7 +219,21 @@ def regions_html_shared(
 
         _once(key, render)
         html = _cached(key)
-    return html if html is not None else regions_html(session=session, language=language)
+    if html is None:
+        html = regions_html(session=session, language=language)
+    if not with_stream:
+        return html, ""
+    stream_key = ("stream", *key)
+    stream = _cached(stream_key)
+    if stream is None:  # a session's watchers go quiet together: one read for them all
+        _once(
+            stream_key,
+            lambda: _store({stream_key: stream_html(session=session, language=language)}),
+        )
+        stream = _cached(stream_key)
+    if stream is None:  # whoever read it failed
+        stream = stream_html(session=session, language=language)
+    return html, stream
 
 
 def _composed(session_id: str, language: str, versions: dict, state: tuple) -> str | None:
@@ -226,8 +272,10 @@ def changed_regions_html(
             return
         small = [_SMALL_CONTEXTS.get(name) for name in missing]
         if all(small):
-            state = None  # not every region read: no whole page comes of it
-            context = {k: v for read in small for k, v in read(session).items()}
+            # The credits alone: two queries, and no whole page comes of them. Else the
+            # database version too, for a forced pass to find these by.
+            state = None if set(missing) == {"credits"} else _version(session)
+            context = {k: v for read in dict.fromkeys(small) for k, v in read(session).items()}
         else:  # the database version too, for a forced pass to find these by (above)
             state = _version(session)
             context = studio_context(session=session)

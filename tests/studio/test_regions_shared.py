@@ -44,3 +44,26 @@ def test_a_new_fact_in_the_journal_is_a_new_rendering(alice, episode):
     episode.refresh_from_db()
     after = regions.regions_html_shared(session=episode, language="en")
     assert "a &lt;new&gt; prompt" in after and "a &lt;new&gt; prompt" not in before
+
+
+def test_watchers_going_quiet_at_once_share_one_read_of_the_stream(alice, episode, monkeypatch):
+    reads = []
+    real = regions.stream_html
+
+    def slow(**kwargs):
+        reads.append(1)
+        time.sleep(0.3)
+        return real(**kwargs)
+
+    monkeypatch.setattr(regions, "stream_html", slow)
+    results = []
+
+    def watcher():
+        results.append(regions.catch_up_html(session=episode, language="en", with_stream=True))
+
+    threads = [threading.Thread(target=watcher) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(reads) == 1 and len(set(results)) == 1 and 'id="stream-text"' in results[0][1]

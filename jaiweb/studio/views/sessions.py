@@ -21,6 +21,7 @@ from jaiweb.studio.views.access import own_session
 
 CHANNEL_LAYER_NAMES = {
     "channels.layers.InMemoryChannelLayer": "in-memory (this process only)",
+    "jaiweb.live.layers.InMemoryChannelLayer": "in-memory (this process only)",
     "channels_redis.pubsub.RedisPubSubChannelLayer": "Redis",
     "channels_redis.core.RedisChannelLayer": "Redis (list queues)",
 }
