@@ -6,9 +6,11 @@ Tests drive it only through the browser; the ORM is used here to set things up (
 user) and to wait for the server to be done before the flush.
 
 Playwright's sync API keeps an asyncio loop running in this thread, which Django's ORM
-refuses to touch: ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set for the length of each e2e module
-only, and the browser is stopped at the end of each module, so later test modules see an
-ordinary thread again.
+refuses to touch: ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set for the length of the e2e package
+only, and the browser is stopped at its end, so the test modules after it see an ordinary
+thread again. One browser and one shared studio serve the whole package (each test gets
+its own browser context, its own user and a flushed database): starting them per module
+cost ~3 s a module on this machine.
 
 Run: ``python -m pytest tests/e2e`` (``./dev test`` runs them too, and installs Debian's
 chromium first when /usr/bin/chromium is missing). Screenshots go to var/screenshots/
@@ -40,7 +42,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def _allow_orm_beside_playwright() -> Iterator[None]:
     """Playwright's sync API runs an event loop here; the ORM may still be used."""
     before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
@@ -52,7 +54,7 @@ def _allow_orm_beside_playwright() -> Iterator[None]:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def studio_env(tmp_path_factory) -> dict[str, str]:
     media = tmp_path_factory.mktemp("e2e-media")
     return {
@@ -72,9 +74,9 @@ def _start_studio(settings_dict: dict, env: dict[str, str]) -> Iterator[Studio]:
         studio.kill()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def shared_studio(django_db_setup, studio_env) -> Iterator[Studio]:
-    """One studio for every test of a module that needs no restart."""
+    """One studio for every e2e test that needs no restart."""
     yield from _start_studio(connection.settings_dict, studio_env)
 
 
@@ -145,7 +147,7 @@ def _chromium_or_fail() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser():
     """Debian's Chromium, headless. Playwright's launch gives it a fresh temporary profile;
     each test's pages get their own context (cookies) on top of it."""
