@@ -8,9 +8,11 @@ user) and to wait for the server to be done before the flush.
 Playwright's sync API keeps an asyncio loop running in this thread, which Django's ORM
 refuses to touch: ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set for the length of the e2e package
 only, and the browser is stopped at its end, so the test modules after it see an ordinary
-thread again. One browser and one shared studio serve the whole package (each test gets
-its own browser context, its own user and a flushed database): starting them per module
-cost ~3 s a module on this machine.
+thread again. One browser serves the whole package (each test gets its own browser
+context): launching it per module cost a second or two a module on this machine. The
+shared studio stays per module: kept alive for the package, on PostgreSQL + Redis its
+runner took the runs of the tests that start a studio of their own (a pause or a crash
+they set up never came).
 
 Run: ``python -m pytest tests/e2e`` (``./dev test`` runs them too, and installs Debian's
 chromium first when /usr/bin/chromium is missing). Screenshots go to var/screenshots/
@@ -54,7 +56,7 @@ def _allow_orm_beside_playwright() -> Iterator[None]:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def studio_env(tmp_path_factory) -> dict[str, str]:
     media = tmp_path_factory.mktemp("e2e-media")
     return {
@@ -74,9 +76,9 @@ def _start_studio(settings_dict: dict, env: dict[str, str]) -> Iterator[Studio]:
         studio.kill()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def shared_studio(django_db_setup, studio_env) -> Iterator[Studio]:
-    """One studio for every e2e test that needs no restart."""
+    """One studio for every test of a module that needs no restart."""
     yield from _start_studio(connection.settings_dict, studio_env)
 
 
