@@ -2,11 +2,45 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.test.utils import override_settings
 
+from tests.support.passes import PASSES, this_pass
+
 # A local cluster's PostgreSQL database and environment (tests/ops, tests/e2e).
 pytest_plugins = ["tests.clusters"]
+
+# `./dev test-all` runs the suite twice at once, one pass per database, and names the pass
+# in JAIWEB_TEST_PASS. A test that does the same on either pass runs in one of them only:
+# the pure core's (no database at all) in the SQLite pass, a local cluster's (always on a
+# PostgreSQL database and Redis of its own) in the PostgreSQL pass, and whatever is marked
+# ``one_pass("sqlite" | "postgres")``. `./dev test` (no JAIWEB_TEST_PASS) runs them all.
+PURE = Path(__file__).parent / "journal"
+
+
+def home_pass(item) -> str | None:
+    """The one pass of test-all that runs ``item``, or None: both do."""
+    marker = item.get_closest_marker("one_pass")
+    if marker is not None:
+        assert marker.args and marker.args[0] in PASSES, f"{item.nodeid}: one_pass({PASSES})"
+        return marker.args[0]
+    if "cluster_database" in getattr(item, "fixturenames", ()):
+        return "postgres"
+    if PURE in Path(item.path).parents:
+        return "sqlite"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    this = this_pass()
+    if this is None:
+        return
+    elsewhere = [item for item in items if home_pass(item) not in (None, this)]
+    if elsewhere:
+        config.hook.pytest_deselected(items=elsewhere)
+        items[:] = [item for item in items if home_pass(item) in (None, this)]
 
 
 @pytest.fixture(autouse=True, scope="session")

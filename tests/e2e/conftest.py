@@ -6,9 +6,13 @@ Tests drive it only through the browser; the ORM is used here to set things up (
 user) and to wait for the server to be done before the flush.
 
 Playwright's sync API keeps an asyncio loop running in this thread, which Django's ORM
-refuses to touch: ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set for the length of each e2e module
-only, and the browser is stopped at the end of each module, so later test modules see an
-ordinary thread again.
+refuses to touch: ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set for the length of the e2e package
+only, and the browser is stopped at its end, so the test modules after it see an ordinary
+thread again. One browser serves the whole package (each test gets its own browser
+context): launching it per module cost a second or two a module on this machine. The
+shared studio stays per module: kept alive for the package, on PostgreSQL + Redis its
+runner took the runs of the tests that start a studio of their own (a pause or a crash
+they set up never came).
 
 Run: ``python -m pytest tests/e2e`` (``./dev test`` runs them too, and installs Debian's
 chromium first when /usr/bin/chromium is missing). Screenshots go to var/screenshots/
@@ -40,7 +44,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def _allow_orm_beside_playwright() -> Iterator[None]:
     """Playwright's sync API runs an event loop here; the ORM may still be used."""
     before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
@@ -145,7 +149,7 @@ def _chromium_or_fail() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser():
     """Debian's Chromium, headless. Playwright's launch gives it a fresh temporary profile;
     each test's pages get their own context (cookies) on top of it."""

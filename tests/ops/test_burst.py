@@ -111,6 +111,8 @@ def manage(env: dict, *args: str) -> str:
     return "\n".join(done.out)
 
 
+# A SQLite file of its own and the in-memory channel layer, whatever the pass.
+@pytest.mark.one_pass("sqlite")
 def test_a_burst_on_the_embedded_studio(tmp_path):
     import os
 

@@ -12,6 +12,7 @@ tests/test_layout.py checks it):
   ``decide_when_asked``);
 * ``fixtures``: the web apps' folders' ``media`` and ``episode`` fixtures;
 * ``model_server``: a loopback OpenAI-compatible server and the chunks it streams;
+* ``passes``: which pass of `./dev test-all` this process is (``this_pass``);
 * ``sinks``, ``stories``, ``trees``: a recording event sink, the article's prompts, big
   session trees.
 """
