@@ -3,16 +3,29 @@ change, so each ``?at=`` load of the page reuses it, and an appended entry makes
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from jaiweb.store.services import entry_append
 from journal.entries import MessageEntry, UserMessage
-from tests.studio.test_timeline import shipped, the_story
-from tests.support.storyboard import T0
+from tests.support.storyboard import T0, line, rewind, store, turn
 
 pytestmark = pytest.mark.django_db
+
+
+def the_story(owner):
+    """Two turns, a rewind to after the first, a third turn."""
+    return store(owner, [*line(2), rewind("b1", "t1f", "t2f"), *turn(3, "b1")], "t3f")
+
+
+def shipped(body: str, script_id: str) -> dict:
+    found = re.search(rf'<script id="{script_id}" type="application/json">(.*?)</script>', body)
+    assert found, f"no {script_id} in the page"
+    return json.loads(found.group(1))
 
 
 def _entry_reads(queries) -> int:
