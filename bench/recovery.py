@@ -56,7 +56,7 @@ import django
 django.setup()
 t.append(time.perf_counter())
 from django.core.management import load_command_class
-command = load_command_class("jaiweb.agent", "runagents")
+command = load_command_class("jaiweb.ops", "runagents")
 t.append(time.perf_counter())
 if command.requires_system_checks:  # what BaseCommand.execute does before handle()
     from django.core import checks
@@ -520,14 +520,16 @@ def _probe_startup(built: dict, root: str) -> None:
 
     connections.close_all()
     t0 = time.monotonic()
-    out = subprocess.run(
+    probe = subprocess.run(
         [sys.executable, "-c", PROBE, built["lease_until"].isoformat()],
         cwd=root,
         env={**os.environ, "BENCH_T0": repr(t0)},
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
+    )
+    if probe.returncode != 0:
+        raise RuntimeError(f"the start-up probe failed:\n{probe.stderr.strip()}")
+    out = probe.stdout
     got = json.loads(out.strip().splitlines()[-1])
     names = [
         "django.setup()",
