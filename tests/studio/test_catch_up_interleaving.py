@@ -15,20 +15,16 @@ from jaiweb.live.push import group_name
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import credits_grant
 from jaiweb.studio import consumers
-from jaiweb.studio.consumers import CATCH_UP_INTERVAL, SessionConsumer
+from jaiweb.studio.consumers import CATCH_UP_INTERVAL
 from tests.support.clocks import FakeClock
-from tests.support.sockets import connect, in_loop, nothing_sent, waiting_until
+from tests.support.sockets import connect, consumer_clock, in_loop, nothing_sent, waiting_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(SessionConsumer, "clock", staticmethod(fake.monotonic))
-    monkeypatch.setattr(SessionConsumer, "sleep", staticmethod(fake.sleep))
-    monkeypatch.setattr(consumers, "QUIET_SECONDS", 600)  # no quiet pass within the test
-    return fake
+    return consumer_clock(monkeypatch, quiet_seconds=600)  # no quiet pass within the test
 
 
 def balances(frame: str) -> list[int]:

@@ -19,9 +19,17 @@ from jaiweb.asgi import application
 from jaiweb.live.push import group_name
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import consumers
-from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS, SessionConsumer
+from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS
 from tests.support.clocks import FakeClock
-from tests.support.sockets import connect, due, in_loop, nothing_sent, session_cookie, waiting_until
+from tests.support.sockets import (
+    connect,
+    consumer_clock,
+    due,
+    in_loop,
+    nothing_sent,
+    session_cookie,
+    waiting_until,
+)
 from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,11 +37,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
-    """The consumers' clock, for this test: time moves only with ``clock.advance``."""
-    fake = FakeClock()
-    monkeypatch.setattr(SessionConsumer, "clock", staticmethod(fake.monotonic))
-    monkeypatch.setattr(SessionConsumer, "sleep", staticmethod(fake.sleep))
-    return fake
+    return consumer_clock(monkeypatch)
 
 
 @in_loop

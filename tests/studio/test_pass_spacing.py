@@ -19,11 +19,10 @@ from jaiweb.studio.consumers import (
     CATCH_UP_INTERVAL,
     MAX_INTERVAL,
     SESSIONS_PER_INTERVAL,
-    SessionConsumer,
     pass_interval,
 )
 from tests.support.clocks import FakeClock
-from tests.support.sockets import connect, due, in_loop, nothing_sent, waiting_until
+from tests.support.sockets import connect, consumer_clock, due, in_loop, nothing_sent, waiting_until
 
 
 @pytest.fixture
@@ -64,11 +63,7 @@ def test_a_clock_that_went_back_does_not_keep_its_sessions(busy):
 
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(SessionConsumer, "clock", staticmethod(fake.monotonic))
-    monkeypatch.setattr(SessionConsumer, "sleep", staticmethod(fake.sleep))
-    monkeypatch.setattr(consumers, "QUIET_SECONDS", 600)  # no quiet pass within the test
-    return fake
+    return consumer_clock(monkeypatch, quiet_seconds=600)  # no quiet pass within the test
 
 
 @pytest.mark.django_db(transaction=True)

@@ -60,3 +60,16 @@ async def connect(session_id: str, user=None, origin: bytes = b"http://127.0.0.1
     communicator = WebsocketCommunicator(application, f"/ws/sessions/{session_id}/", headers)
     connected, _ = await communicator.connect(timeout=5)
     return communicator, connected
+
+
+def consumer_clock(monkeypatch, *, quiet_seconds: float | None = None) -> FakeClock:
+    """The consumers' clock for one test: time moves only with ``clock.advance``.
+    ``quiet_seconds``: when the quiet pass after a burst comes (600: none within a test)."""
+    from jaiweb.studio import consumers
+
+    fake = FakeClock()
+    monkeypatch.setattr(consumers.SessionConsumer, "clock", staticmethod(fake.monotonic))
+    monkeypatch.setattr(consumers.SessionConsumer, "sleep", staticmethod(fake.sleep))
+    if quiet_seconds is not None:
+        monkeypatch.setattr(consumers, "QUIET_SECONDS", quiet_seconds)
+    return fake
