@@ -106,6 +106,12 @@ def cpu_seconds(pid: int, children: bool = False) -> float | None:
     return ticks / CLK_TCK
 
 
+def kernel_seconds(pid: int) -> float | None:
+    """stime alone: the part of ``cpu_seconds`` spent in the kernel (sockets, futexes)."""
+    fields = proc_stat(pid)
+    return None if fields is None else int(fields[12]) / CLK_TCK
+
+
 def processes_named(comm: str) -> list[tuple[int, int]]:
     """(pid, ppid) of every process whose command name is ``comm``."""
     found = []
@@ -160,6 +166,7 @@ class CpuProbe:
 
     def snapshot(self) -> dict[str, float | None]:
         snap: dict[str, float | None] = {n: cpu_seconds(p) for n, p in self.pids.items()}
+        snap["_kernel"] = {n: kernel_seconds(p) for n, p in self.pids.items()}
         if self.servers:
             snap["postgres"] = postgres_cpu()
             snap["redis"] = redis_cpu()
@@ -176,6 +183,10 @@ class CpuProbe:
                 continue
             later = after.get(name)
             out[name] = None if value is None or later is None else later - value
+        out["_kernel"] = {
+            n: None if v is None or after["_kernel"].get(n) is None else after["_kernel"][n] - v
+            for n, v in before["_kernel"].items()
+        }
         busy0, total0 = before["_machine"]
         busy1, total1 = after["_machine"]
         out["_machine_busy"] = (busy1 - busy0) / max(total1 - total0, 1)
@@ -230,6 +241,7 @@ class Step:
     cpu: dict[str, float | None] = field(default_factory=dict)
     pg: dict[str, int] = field(default_factory=dict)
     watchers_seen: int | None = None
+    catch_ups: dict[str, float] = field(default_factory=dict)  # the /metrics counters moved
 
     @property
     def error_count(self) -> int:
@@ -394,22 +406,42 @@ async def create_session(api, token: str, title: str) -> str:
     return r.json()["id"]
 
 
-async def watchers_on(urls: list[str]) -> int | None:
-    """jaiweb_websocket_watchers summed over the web processes (their /metrics)."""
+async def metrics_of(urls: list[str]) -> dict[str, float] | None:
+    """Every sample of the web processes' /metrics, summed over them ("name{labels}": value),
+    or None when one did not answer."""
     import httpx
 
-    total = 0
+    total: dict[str, float] = {}
     async with httpx.AsyncClient(timeout=30, trust_env=False) as http:
         for url in urls:
             try:
                 r = await http.get(url + "metrics")
             except httpx.HTTPError:
                 return None
-            match = re.search(r"^jaiweb_websocket_watchers (\S+)$", r.text, re.M)
-            if r.status_code != 200 or not match:
+            if r.status_code != 200:
                 return None
-            total += int(float(match[1]))
+            for match in re.finditer(r"^(jaiweb_\S+) (\S+)$", r.text, re.M):
+                total[match[1]] = total.get(match[1], 0.0) + float(match[2])
     return total
+
+
+async def watchers_on(urls: list[str]) -> int | None:
+    """jaiweb_websocket_watchers summed over the web processes (their /metrics)."""
+    found = await metrics_of(urls)
+    if found is None or "jaiweb_websocket_watchers" not in found:
+        return None
+    return int(found["jaiweb_websocket_watchers"])
+
+
+def catch_up_spent(before: dict | None, after: dict | None) -> dict[str, float]:
+    """The catch-up counters (jaiweb_catch_up_*_total) that moved between two scrapes."""
+    if not before or not after:
+        return {}
+    out = {}
+    for name, value in after.items():
+        if name.startswith("jaiweb_catch_up_") and value - before.get(name, 0.0):
+            out[name] = value - before.get(name, 0.0)
+    return out
 
 
 async def run_step(
@@ -459,6 +491,7 @@ async def run_step(
         step.connect = time.perf_counter() - start
         listeners = [asyncio.create_task(listen(w, s)) for s in sessions for w in s.watchers]
         step.watchers_seen = await watchers_on(urls)
+        counts0 = await metrics_of(urls)
         pg0 = pg_counter() if pg_counter else None
         cpu0 = probe.snapshot()
         start = time.perf_counter()
@@ -470,6 +503,7 @@ async def run_step(
             step.pg = {name: pg1[name] - pg0[name] for name in ("sessions", "xact_commit")}
             step.pg["database"] = pg1["database"]
         step.cpu = CpuProbe.spent(cpu0, cpu1)
+        step.catch_ups = catch_up_spent(counts0, await metrics_of(urls))
         for s in sessions:
             for w in s.watchers:
                 if w.closed:
@@ -512,7 +546,7 @@ class Profiles:
         self.folder.mkdir(parents=True, exist_ok=True)
         for name, pid in self.pids.items():
             out = self.folder / f"{label}-{name}.txt"
-            argv = [spy, "record", "-r", "40", "--gil", "--nonblocking", "-p", str(pid)]
+            argv = [spy, "record", "-r", "100", "--gil", "--nonblocking", "-p", str(pid)]
             proc = subprocess.Popen(
                 [*argv, "-f", "raw", "-o", str(out)],
                 stdout=subprocess.DEVNULL,
@@ -598,6 +632,20 @@ def report_step(setup: str, step: Step, names: list[str]) -> None:
         f"{step.bytes / max(ops_total * step.watchers, 1) / 1024:.0f} KiB per operation and "
         "watcher"
     )
+    if step.catch_ups and step.ops:
+        # e.g. jaiweb_catch_up_passes_total{kind="quiet"} -> passes quiet
+        moved = sorted(
+            (re.sub(r'jaiweb_catch_up_(\w+)_total\{\w+="(\w+)"\}', r"\1 \2", k), v)
+            for k, v in step.catch_ups.items()
+        )
+        print(
+            "    catch-ups per operation (passes: per operation and watcher; reads: shared "
+            "by a session's watchers): "
+            + ", ".join(
+                f"{name} {v / step.ops / (step.watchers if name.startswith('passes') else 1):.2f}"
+                for name, v in moved
+            )
+        )
     for note in step.error_notes:
         print(f"      ! {note}")
     for note in step.missed_notes:
@@ -613,7 +661,9 @@ def report_step(setup: str, step: Step, names: list[str]) -> None:
     if step.ops:
         print(
             "    CPU per completed operation: "
-            + "; ".join(f"{n} {v / step.ops * 1e3:.0f} ms" for n, v in per_op.items())
+            + "; ".join(
+                f"{n} {v / step.ops * 1e3:.0f} ms{kernel_part(step, n)}" for n, v in per_op.items()
+            )
             + (
                 f"; with PostgreSQL and Redis {server_cpu_per_op(step, names)}"
                 if "postgres" in step.cpu
@@ -633,6 +683,12 @@ def report_step(setup: str, step: Step, names: list[str]) -> None:
             f"({step.pg['sessions'] / max(step.ops, 1):.1f} per operation), "
             f"{step.pg['xact_commit']:,} commits ({step.pg['xact_commit'] / step.wall:,.0f}/s)"
         )
+
+
+def kernel_part(step: Step, name: str) -> str:
+    """ " (x ms of it in the kernel)" for one process, or "" when unknown."""
+    kernel = step.cpu.get("_kernel", {}).get(name)
+    return "" if kernel is None else f" ({kernel / step.ops * 1e3:.0f} ms of it in the kernel)"
 
 
 def server_cpu_per_op(step: Step, names: list[str]) -> str:
@@ -772,13 +828,13 @@ def climb(setup: str, urls: list[str], run_manage, probe: CpuProbe, names, args,
             f"{os.getloadavg()[0]:.1f}]",
             flush=True,
         )
-        if profiles and k > 1:
+        if profiles:
             profiles.start(f"{setup}-K{k}")
         step = asyncio.run(run_step(k, ops, users, urls, args, probe, pg_counter))
         for note in gone():
             step.error("process_died", note)
         report_step(setup, step, names)
-        if profiles and k > 1:
+        if profiles:
             profiles.stop()
         steps.append(step)
         if k == 1:

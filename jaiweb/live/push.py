@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any
 
 from jaiweb.agent.events import Numbered
-from jaiweb.live.versions import event_facts, facts_bump
+from jaiweb.live.versions import event_facts, event_numbered, facts_bump
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,9 @@ class ChannelLayerSink(Numbered):
         if self.layer is None:
             return
         with self._lock:
-            message = {"type": "session.event", "event": self._numbered(session_id, event)}
+            numbered = self._numbered(session_id, event)
+            event_numbered(session_id=session_id, n=numbered["n"])
+            message = {"type": "session.event", "event": numbered}
             facts = event_facts(event)
             if facts:  # the loop emits after the write's commit: the bump may go now
                 message["change"] = facts_bump(session_id=session_id, facts=facts)
@@ -108,6 +110,15 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="jaiweb-events", daemon=True).start()
         return _loop
+
+
+def regions_answered(*, session_id: str) -> None:
+    """An HTTP answer carries the session's regions: its page swaps them in when it
+    arrives, which may be after a live pass sent newer ones. The session's watchers make
+    their quiet pass from the database, so that page ends on the journal's state."""
+    group_send_nowait(
+        group_name(session_id), {"type": "session.event", "event": {"type": "regions_answered"}}
+    )
 
 
 def group_send_nowait(group: str, message: dict[str, Any]) -> None:

@@ -24,13 +24,14 @@ from typing import Any
 FACT_KINDS = ("session", "entry", "app_state", "operation", "wallet")
 
 # A run's events (jaiweb.agent) by the facts they announce; an event not named announces
-# none (streamed text, a tool's start: nothing the regions show).
+# none (streamed text, a tool's start: nothing the regions show). Nor does a run's start:
+# the operation was unfinished, so the regions said "running", from its acceptance (or the
+# person's command that let it go on), which announced it.
 EVENT_FACTS: dict[str, tuple[str, ...]] = {
     "entry_committed": ("entry",),
     "state_changed": ("app_state",),
     "tool_finished": ("operation", "wallet"),  # a tool's effect may charge credits
     "approval_requested": ("operation",),
-    "operation_started": ("operation",),
     "operation_parked": ("operation",),
     "operation_finished": ("operation", "wallet"),
     "journal_changed": ("session",),
@@ -41,6 +42,7 @@ _SEEN_SIZE = 8192  # other processes' bumps applied here, for applying each once
 
 _lock = threading.Lock()
 _counts: dict[str, dict[str, int]] = {}
+_numbered: dict[str, int] = {}  # session id -> the last event number a sink here gave
 _seen: OrderedDict[str, None] = OrderedDict()
 _numbers = itertools.count(1)
 
@@ -90,6 +92,26 @@ def change_observe(*, session_id: str, change: Any) -> bool:
             _seen.popitem(last=False)
         _add(session_id, [f for f in facts if f in FACT_KINDS])
     return True
+
+
+def change_is_local(change: Any) -> bool:
+    """Whether ``change`` was bumped in this process (so its count moved here before any
+    announcement of it could be lost)."""
+    return isinstance(change, dict) and str(change.get("id", "")).startswith(f"{PROCESS}-")
+
+
+def event_numbered(*, session_id: str, n: int) -> None:
+    """A sink of this process gave a session's event the number ``n`` (before it is sent,
+    or dropped)."""
+    with _lock:
+        _numbered[session_id] = n
+
+
+def last_event_number(session_id: str) -> int | None:
+    """The number of the last event of the session a sink of this process numbered, or
+    None: a watcher that saw that one missed none of this process's events."""
+    with _lock:
+        return _numbered.get(session_id)
 
 
 def fact_counts(session_id: str) -> dict[str, int]:

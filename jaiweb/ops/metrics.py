@@ -22,6 +22,7 @@ from django.utils import timezone
 from jaiweb.ops.watchers import open_websockets
 from jaiweb.render.models import LedgerEntry
 from jaiweb.store.models import ComicSession, Operation
+from jaiweb.studio.pass_counts import pass_counts
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OUTCOMES = ("completed", "failed", "aborted", "interrupted")
@@ -230,6 +231,27 @@ def exposition(*, layer: str) -> str:
     )
     for name, help_text, value in gauges:
         out.metric(name, "gauge", help_text, [({}, value)])
+    counts = pass_counts()
+    out.metric(
+        "jaiweb_catch_up_passes_total",
+        "counter",
+        "Catch-up passes of this process's studio websockets, by kind: asked (a connect, a "
+        "gap, the page asking), quiet (after a burst, when the page may hold what this "
+        "process cannot tell), unannounced (after an event that did not say what changed): "
+        "these read every region from the database; changed (only the regions whose facts "
+        "moved), unchanged (none moved: no query).",
+        [({"kind": kind}, n) for kind, n in counts["passes"].items()],
+    )
+    out.metric(
+        "jaiweb_catch_up_reads_total",
+        "counter",
+        "Region renderings of this process read from the database, shared by a session's "
+        "watchers of one language, by what they read: path (the tree and the strip), run "
+        "(the run and the leaf's state), credits (the balance), cached (a whole pass served "
+        "by what changed passes rendered), stream (the latest run's stream), version (the "
+        "three queries a whole pass is keyed by).",
+        [({"read": kind}, n) for kind, n in counts["reads"].items()],
+    )
     out.metric(
         "jaiweb_process_info",
         "gauge",

@@ -31,10 +31,16 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from jaiweb.live.push import group_name
-from jaiweb.live.versions import change_observe, fact_counts
+from jaiweb.live.versions import (
+    change_is_local,
+    change_observe,
+    fact_counts,
+    last_event_number,
+)
 from jaiweb.sessions.access import session_for
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
+from jaiweb.studio.pass_counts import pass_count
 from jaiweb.studio.regions import (
     REGIONS,
     catch_up_html,
@@ -176,6 +182,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
     sent_parts: dict[str, int] = {}
     unknown_change = False  # an event announced a change without its bump: read the database
     force = False  # the next pass sends even regions this watcher already has
+    asked = False  # ... because a connect, a gap or the page asked for it (not a quiet pass)
+    # Since the last forced pass began, the page may hold what this process's counts cannot
+    # tell: a change bumped in another process (its announcement to here may be lost), one
+    # announced without its bump, or an HTTP answer's regions swapped in after a newer pass.
+    counts_blind = False
     last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
     interval = CATCH_UP_INTERVAL  # how long after it the next may start (``pass_interval``)
 
@@ -248,7 +259,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def catch_up(self) -> None:
         """Asked for (a connect, a gap, the page): sent even when nothing changed."""
-        self.force = True
+        self.force = self.asked = True
         self._catch_up_soon()
 
     def _catch_up_soon(self) -> None:
@@ -274,12 +285,16 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 await self.sleep(wait)
             self.again = False
             force, self.force = self.force, False
+            asked, self.asked = self.asked, False
             whole, self.unknown_change = force or self.unknown_change, False
+            if force:  # what made the page unknowable before now, this pass reads through
+                self.counts_blind = False
             self.last_pass = self.clock()
             self.interval = pass_interval(self.session_id, self.last_pass)
             # Read before the journal: a bump during the read is a change for the next pass.
             versions = region_versions(fact_counts(self.session_id))
             if whole:
+                pass_count("asked" if asked else "quiet" if force else "unannounced")
                 sent = await self._whole_pass(loop, versions, force)
             else:
                 sent = await self._changed_pass(loop, versions)
@@ -303,6 +318,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def _changed_pass(self, loop, versions: dict[str, tuple[int, ...]]) -> bool:
         """Only the regions whose facts moved since they were sent; none moved: no query."""
         names = [name for name in REGIONS if versions[name] != self.sent_versions.get(name)]
+        pass_count("changed" if names else "unchanged")
         if not names:
             return True
         parts = await loop.run_in_executor(
@@ -347,9 +363,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self._gone_quiet()
 
     def _gone_quiet(self) -> None:
-        # Forced: the page may have swapped in an older copy meanwhile (an HTMX
-        # response that raced a live pass); this pass leaves it on the journal's state.
-        self.force = True
+        # From the database (forced), unless this process's counts and event numbers tell
+        # everything the page holds: then the page has every event since its last pass,
+        # and a pass of the regions whose counts moved (none, mostly: no query) is enough.
+        if self.counts_blind or self.last_n != last_event_number(self.session_id):
+            self.force = True
         self._catch_up_soon()
 
     async def session_event(self, message: dict[str, Any]) -> None:
@@ -362,13 +380,17 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if missed:  # a dropped event, or a runner that started numbering again
                 await self.catch_up()
         kind = event.get("type")
+        if kind == "regions_answered":  # the journal did not change: no pass before quiet
+            self.counts_blind = True
+            return
         if kind == "text_delta":
             await self.send(text_data=_fragment("delta", text=str(event.get("text", ""))))
             return
-        if kind == "operation_started":
+        if kind == "operation_started":  # the regions show nothing new (versions.EVENT_FACTS)
             self.replies = []
             await self.send(text_data=_fragment("started"))
-        elif kind == "entry_committed":
+            return
+        if kind == "entry_committed":
             reply = _assistant_text(event.get("entry"))
             if reply:
                 # The journal's copy of the reply replaces what streamed, so a delta the
@@ -393,8 +415,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 error = (event.get("error") or {}).get("message")
                 line = end_label(str(event.get("outcome", "")), error)
             await self.send(text_data=_step_line(f"end-{event.get('operation_id', '')}", line))
-        if not change_observe(session_id=self.session_id, change=message.get("change")):
+        change = message.get("change")
+        if not change_observe(session_id=self.session_id, change=change):
             self.unknown_change = True  # a sender that does not say what changed
+        if not change_is_local(change):
+            self.counts_blind = True
         self._catch_up_soon()
 
     def _step(self, event: dict[str, Any], *, finished: bool) -> str:

@@ -16,12 +16,15 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from jaiweb.live.push import regions_answered
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
+from jaiweb.sessions.status import UNREAD
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
+from jaiweb.studio.pass_counts import read_count
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
@@ -37,19 +40,23 @@ REGIONS = (
 )
 
 
-def studio_context(*, session: ComicSession) -> dict[str, Any]:
-    """Everything the regions show, read once."""
+def studio_context(
+    *, session: ComicSession, operation: object = UNREAD, balance: int | None = None
+) -> dict[str, Any]:
+    """Everything the regions show, read once (``operation``, the unfinished one, and
+    ``balance``: when read already)."""
     rows = branch_rows(session=session, lazy=True)  # the regions touch a few hundred rows
     state = app_state_at(session=session, rows=rows)
     return {
-        **_run_part(session, state),
+        **_run_part(session, state, operation),
         "tree_items": active_path_view(session, rows),
         "strip": strip_view(rows, session=session),
-        "balance": wallet_balance(user=session.owner_id),  # no query for the owner row
+        # no query for the owner row
+        "balance": wallet_balance(user=session.owner_id) if balance is None else balance,
     }
 
 
-def _run_part(session: ComicSession, state: dict) -> dict[str, Any]:
+def _run_part(session: ComicSession, state: dict, operation: object = UNREAD) -> dict[str, Any]:
     """What the controls, the notice and the character forms show (``state``: the app
     state at the leaf): the run and the leaf, nothing of the path's rows."""
     return {
@@ -57,7 +64,7 @@ def _run_part(session: ComicSession, state: dict) -> dict[str, Any]:
         "leaf_id": session.leaf_id or "",
         "characters": characters_of(state),
         "permission_mode": state.get("permission_mode", "ask"),
-        "run": run_view(session=session),
+        "run": run_view(session=session, operation=operation),
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
         "panel_cost": PANEL_COST,
@@ -70,6 +77,14 @@ def regions_html(
     """Every region as out-of-band fragments, in the viewer's language."""
     ctx = context or studio_context(session=session)
     return "".join(region_parts(context=ctx, language=language, names=REGIONS).values())
+
+
+def answer_regions_html(*, session: ComicSession, language: str | None) -> str:
+    """``regions_html`` for an HTTP answer. The page swaps it in when the answer arrives,
+    which may be after a live pass sent newer regions: the session's watchers are told, so
+    that their quiet pass reads the database and leaves that page on the journal's state."""
+    regions_answered(session_id=session.id)
+    return regions_html(session=session, language=language)
 
 
 def region_parts(*, context: dict, language: str | None, names: Iterable[str]) -> dict[str, str]:
@@ -99,12 +114,14 @@ def region_versions(counts: dict[str, int]) -> dict[str, tuple[int, ...]]:
     return {name: tuple(counts.get(f, 0) for f in facts) for name, facts in REGION_FACTS.items()}
 
 
-def _credits_context(session: ComicSession) -> dict[str, Any]:
-    return {"balance": wallet_balance(user=session.owner_id)}
+def _credits_context(session: ComicSession, shared: dict) -> dict[str, Any]:
+    balance = shared.get("balance")
+    return {"balance": wallet_balance(user=session.owner_id) if balance is None else balance}
 
 
-def _run_context(session: ComicSession) -> dict[str, Any]:
-    return _run_part(session, app_state_at(session=session))  # the leaf's, no path read
+def _run_context(session: ComicSession, shared: dict) -> dict[str, Any]:
+    # the leaf's state, no path read
+    return _run_part(session, app_state_at(session=session), shared.get("operation", UNREAD))
 
 
 # Regions that need a small part of ``studio_context``, read alone when only they changed:
@@ -127,19 +144,24 @@ _rendered_lock = threading.Lock()
 _rendering: dict[tuple, threading.Event] = {}  # keys being rendered right now
 
 
-def _version(session: ComicSession) -> tuple:
-    """What the regions depend on, read in three short queries besides the session's own."""
+def _version(session: ComicSession) -> tuple[tuple, dict[str, Any]]:
+    """What the regions depend on, read in three short queries besides the session's own;
+    and what of it a rendering reads too (the unfinished operation, the balance), for
+    ``studio_context`` and the small contexts to render exactly what the version says."""
+    read_count("version")
     op = unfinished_operation(session=session)
+    balance = wallet_balance(user=session.owner_id)
     run = None if op is None else (op.id, op.record_count, op.parked_at, op.attention)
-    return (
+    version = (
         session.id,
         session.title,
         session.leaf_id,
         session.entry_count,
         run,
-        wallet_balance(user=session.owner_id),
+        balance,
         labels_version(session_id=session.id),  # the tree's label chips (a side table)
     )
+    return version, {"operation": op, "balance": balance}
 
 
 def _cached(key: tuple) -> Any:
@@ -199,18 +221,22 @@ def catch_up_html(
     journal has it (``stream_html``), each once per database version and language: the
     quiet passes after a run all read the same finished run. The stream moves with the
     unfinished operation's records, or with the entries a new one appends."""
-    state = _version(session)
+    state, shared = _version(session)
     key = (*state, language)
     html = _cached(key)
     if html is None and versions is not None:
         html = _composed(session.id, language, versions, state)
         if html is not None:
+            read_count("cached")
             _store({key: html})
     if html is None:
 
         def render() -> None:
+            read_count("path")
             parts = region_parts(
-                context=studio_context(session=session), language=language, names=REGIONS
+                context=studio_context(session=session, **shared),
+                language=language,
+                names=REGIONS,
             )
             items: dict[tuple, Any] = {key: "".join(parts.values())}
             for name, part in (parts if versions is not None else {}).items():
@@ -228,12 +254,17 @@ def catch_up_html(
     if stream is None:  # a session's watchers go quiet together: one read for them all
         _once(
             stream_key,
-            lambda: _store({stream_key: stream_html(session=session, language=language)}),
+            lambda: _store({stream_key: _stream_read(session, language)}),
         )
         stream = _cached(stream_key)
     if stream is None:  # whoever read it failed
         stream = stream_html(session=session, language=language)
     return html, stream
+
+
+def _stream_read(session: ComicSession, language: str) -> str:
+    read_count("stream")
+    return stream_html(session=session, language=language)
 
 
 def _composed(session_id: str, language: str, versions: dict, state: tuple) -> str | None:
@@ -274,11 +305,15 @@ def changed_regions_html(
         if all(small):
             # The credits alone: two queries, and no whole page comes of them. Else the
             # database version too, for a forced pass to find these by.
-            state = None if set(missing) == {"credits"} else _version(session)
-            context = {k: v for read in dict.fromkeys(small) for k, v in read(session).items()}
+            state, shared = (None, {}) if set(missing) == {"credits"} else _version(session)
+            read_count("credits" if state is None else "run")
+            context = {
+                k: v for read in dict.fromkeys(small) for k, v in read(session, shared).items()
+            }
         else:  # the database version too, for a forced pass to find these by (above)
-            state = _version(session)
-            context = studio_context(session=session)
+            state, shared = _version(session)
+            read_count("path")
+            context = studio_context(session=session, **shared)
         rendered = region_parts(context=context, language=language, names=missing)
         found.update({name: (html, state) for name, html in rendered.items()})
         _store({keys[name]: value for name, value in found.items()})

@@ -19,7 +19,7 @@ from jaiweb.agent.state import AppState, UnreadableAppState
 from jaiweb.render.models import Image, LedgerEntry
 from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.access import may_see
-from jaiweb.sessions.status import SessionStatus, session_status
+from jaiweb.sessions.status import UNREAD, SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
 from jaiweb.store.selectors import (
@@ -301,8 +301,9 @@ class RunView:
     corrupted: bool = False
 
 
-def run_view(*, session: ComicSession) -> RunView:
-    status = session_status(session=session)
+def run_view(*, session: ComicSession, operation: object = UNREAD) -> RunView:
+    """What the controls show (``operation``: the unfinished one, when read already)."""
+    status = session_status(session=session, operation=operation)
     if status.operation_id is None:
         return RunView(status)
     records = operation_records(operation_id=status.operation_id)

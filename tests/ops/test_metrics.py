@@ -16,6 +16,7 @@ from jaiweb.ops.watchers import CountWebsockets, open_websockets
 from jaiweb.store.leases import lease_release, operation_claim
 from jaiweb.store.models import Entry, OperationRecord
 from jaiweb.store.services import operation_accept, operation_park, session_create
+from jaiweb.studio.pass_counts import PASS_KINDS, READ_KINDS, pass_count, read_count
 from tests.support.children import settings_child, settings_of
 from tests.support.runs import Harness
 
@@ -121,6 +122,24 @@ def test_an_empty_database_has_every_series(client, media):
         assert value(s, "jaiweb_operations", state=state) == 0
     assert value(s, "jaiweb_render_charged_credits") == 0
     assert value(s, "jaiweb_entries") == 0
+
+
+@pytest.mark.django_db
+def test_the_catch_up_counters_count_this_processs_passes_and_reads(client, media):
+    before = parse(client.get("/metrics").content.decode())
+    for kind in PASS_KINDS:
+        assert ("jaiweb_catch_up_passes_total", frozenset({("kind", kind)})) in before
+    for kind in READ_KINDS:
+        assert ("jaiweb_catch_up_reads_total", frozenset({("read", kind)})) in before
+    pass_count("quiet")
+    read_count("path")
+    read_count("path")
+    after = parse(client.get("/metrics").content.decode())
+    moved = {k: v - before[k] for k, v in after.items() if k[0].startswith("jaiweb_catch_up_")}
+    assert {k: v for k, v in moved.items() if v} == {
+        ("jaiweb_catch_up_passes_total", frozenset({("kind", "quiet")})): 1,
+        ("jaiweb_catch_up_reads_total", frozenset({("read", "path")})): 2,
+    }
 
 
 @pytest.mark.django_db

@@ -34,7 +34,7 @@ from jaiweb.store.errors import (
     StaleLeaf,
     StoreError,
 )
-from jaiweb.studio.regions import regions_html
+from jaiweb.studio.regions import answer_regions_html
 from jaiweb.studio.views.access import is_htmx, own_session
 from jaiweb.studio.views.pages import inspector_context
 from jaiweb.studio.views.writes import refusal_message
@@ -57,7 +57,7 @@ def _done(request: HttpRequest, session, *, status: int = 200, inspector: str = 
     if not is_htmx(request):
         return redirect("studio-session", session.id)
     session.refresh_from_db()
-    html = regions_html(session=session, language=get_language())
+    html = answer_regions_html(session=session, language=get_language())
     html += render_to_string("studio/form-error.html", {"message": ""})
     return HttpResponse(html + inspector, status=status)
 
@@ -79,7 +79,7 @@ def _refused(
     html = render_to_string("studio/form-error.html", {"message": message})
     if isinstance(exc, StaleLeaf):
         session.refresh_from_db()
-        html += regions_html(session=session, language=get_language())
+        html += answer_regions_html(session=session, language=get_language())
         html += _inspector(request, session, entry_id, kept)
     response = HttpResponse(html, status=exc.http_status)
     if isinstance(exc, PromptRateLimited):

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST, require_safe
 
+from jaiweb.live.push import regions_answered
 from jaiweb.sessions.branch_commands import session_label_add, session_label_remove
 from jaiweb.store.comparisons import effects_under
 from jaiweb.store.errors import InvalidEntry, LabelNotFound
@@ -103,6 +104,7 @@ def _changed(request, session, entry_id: str) -> HttpResponse:
     """After a label changed: the node's part, and the tree redrawn with its chips (out of
     band); the command told the session's other pages."""
     response = _labels_part(request, session, entry_id)
+    regions_answered(session_id=session.id)  # the tree below may reach the page late
     ctx = {
         "session": session,
         "leaf_id": session.leaf_id or "",

@@ -35,7 +35,7 @@ from jaiweb.store.errors import (
     StoreError,
 )
 from jaiweb.store.selectors import operation_get
-from jaiweb.studio.regions import regions_html
+from jaiweb.studio.regions import answer_regions_html
 from jaiweb.studio.views.access import is_htmx, own_session
 from journal.errors import UnknownEntry
 
@@ -45,7 +45,7 @@ def _done(request: HttpRequest, session, status: int = 200) -> HttpResponse:
     if not is_htmx(request):
         return redirect("studio-session", session.id)
     session.refresh_from_db()
-    html = regions_html(session=session, language=get_language())
+    html = answer_regions_html(session=session, language=get_language())
     html += render_to_string("studio/form-error.html", {"message": ""})
     return HttpResponse(html, status=status)
 
@@ -101,7 +101,8 @@ def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
             # The page was behind (another tab moved on): bring it to where the session is
             # now, so the next send carries the current leaf. The typed text stays.
             session.refresh_from_db()
-            response.content += regions_html(session=session, language=get_language()).encode()
+            html = answer_regions_html(session=session, language=get_language())
+            response.content += html.encode()
         return response
     return _done(request, session, status=202)
 

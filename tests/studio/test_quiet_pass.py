@@ -1,0 +1,133 @@
+"""The pass after a burst goes quiet: from the database only when this process cannot tell
+what the page holds (an event of the run it never received, a change bumped elsewhere, an
+HTTP answer's regions swapped in late); else only what the counts say moved, mostly
+nothing, with no query."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.test import Client
+
+from jaiweb.live import versions
+from jaiweb.live.push import ChannelLayerSink, group_name
+from jaiweb.studio.consumers import MAX_INTERVAL, QUIET_SECONDS
+from jaiweb.studio.pass_counts import pass_counts
+from tests.support.queries import every_query
+from tests.support.sockets import connect, consumer_clock, in_loop, nothing_sent, waiting_until
+from tests.support.waiting import wait_until_async
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    return consumer_clock(monkeypatch)
+
+
+def passes() -> dict[str, int]:
+    return pass_counts()["passes"]
+
+
+async def quiet_pass(clock, ws, burst_end: float) -> tuple[dict[str, int], list[str]]:
+    """Move the clock to the quiet pass after a burst that ended at ``burst_end``; then the
+    passes it made (by kind) and the statements it ran, once it is done."""
+    await waiting_until(clock, burst_end + QUIET_SECONDS, "the quiet pass's wait")
+    before = passes()
+    with every_query() as queries:
+        clock.advance(burst_end + QUIET_SECONDS - clock.now)
+        await wait_until_async(lambda: passes() != before, 10, "the quiet pass")
+        await asyncio.sleep(0.05)  # a pass that reads goes on after it is counted
+        made = {k: n - before[k] for k, n in passes().items() if n != before[k]}
+    return made, queries
+
+
+async def asked_pass(clock, ws) -> str:
+    """The sentinel: the page asks for a catch-up, which always sends; its frame."""
+    clock.advance(MAX_INTERVAL)  # a quiet spell since the last pass: it goes at once
+    await ws.send_to(text_data='{"type": "catch_up"}')
+    frame = await ws.receive_from(timeout=5)
+    assert 'id="tree"' in frame
+    return frame
+
+
+@in_loop
+async def test_a_run_of_this_process_seen_whole_ends_with_no_query(alice, episode, clock):
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    sink = ChannelLayerSink(loop=asyncio.get_running_loop())  # the studio's runner's sink
+    for text in ("Once", " upon"):
+        sink.emit(episode.id, {"type": "text_delta", "text": text})
+        assert text in await ws.receive_from(timeout=5)
+    made, queries = await quiet_pass(clock, ws, clock.now)
+    assert made == {"unchanged": 1} and queries == []
+    assert nothing_sent(ws)  # (the pass is done: counted, and no read after it)
+    await asked_pass(clock, ws)
+    await ws.disconnect()
+
+
+@in_loop
+async def test_an_event_of_this_process_the_watcher_never_got_makes_it_read(alice, episode, clock):
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    sink = ChannelLayerSink(loop=asyncio.get_running_loop())
+    sink.emit(episode.id, {"type": "text_delta", "text": "Once"})
+    assert "Once" in await ws.receive_from(timeout=5)
+    # The run's last event, numbered, then dropped (a sink's full queue, a full channel).
+    n = versions.last_event_number(episode.id)
+    versions.event_numbered(session_id=episode.id, n=n + 1)
+    made, queries = await quiet_pass(clock, ws, clock.now)
+    assert made == {"quiet": 1} and queries
+    frame = await ws.receive_from(timeout=5)
+    assert 'id="tree"' in frame and 'id="stream-text"' in frame  # the regions and the stream
+    await ws.disconnect()
+
+
+@in_loop
+async def test_a_change_bumped_in_another_process_makes_it_read(alice, episode, clock):
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    # A person's command served by another web process: its announcement could have been
+    # lost on the way, and this process's counts would not know.
+    elsewhere = {"id": "another-process-1", "facts": ["wallet"]}
+    clock.advance(MAX_INTERVAL)  # a quiet spell since the connect: its pass goes at once
+    message = {"type": "session.event", "event": {"type": "journal_changed"}, "change": elsewhere}
+    await get_channel_layer().group_send(group_name(episode.id), message)
+    assert 'id="credits"' in await ws.receive_from(timeout=5)  # its changed pass
+    made, _queries = await quiet_pass(clock, ws, clock.now)
+    assert made == {"quiet": 1}
+    assert 'id="stream-text"' in await ws.receive_from(timeout=5)
+    await ws.disconnect()
+
+
+def _prompt_from_the_page(alice, episode, *, htmx: bool) -> int:
+    client = Client()
+    client.force_login(alice)
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    url = f"/sessions/{episode.id}/prompts"
+    return client.post(url, {"text": "/say hi", "expected_leaf_id": ""}, **headers).status_code
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx-answer", "plain-form"])
+@in_loop
+async def test_an_http_answer_with_the_regions_makes_the_quiet_pass_read(
+    alice, episode, clock, htmx
+):
+    """The answer is swapped in when it arrives, maybe after a newer live pass: the quiet
+    pass leaves the page on the journal's state. A plain form's answer is a redirect."""
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    clock.advance(MAX_INTERVAL)  # a quiet spell since the connect: its pass goes at once
+    status = await sync_to_async(_prompt_from_the_page)(alice, episode, htmx=htmx)
+    assert status == (202 if htmx else 302)
+    assert 'id="tree"' in await ws.receive_from(timeout=5)  # the accepted prompt's pass
+    made, _queries = await quiet_pass(clock, ws, clock.now)
+    if htmx:
+        assert made == {"quiet": 1} and 'id="stream-text"' in await ws.receive_from(timeout=5)
+    else:
+        assert made == {"unchanged": 1} and nothing_sent(ws)
+    await asked_pass(clock, ws)
+    await ws.disconnect()
