@@ -18,19 +18,12 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
 from tests.support.children import studio
-from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP, STORY
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP, STORY, STORY_SHAPE
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CRASH_FREE_SHAPE = [
-    "user",
-    "assistant",
-    "app_state",
-    "tool_result:set_character_state",
-    "tool_result:generate_image",
-    "assistant",
-]
+CRASH_FREE_SHAPE = STORY_SHAPE
 
 
 def kinds(session) -> list[str]:

@@ -25,18 +25,11 @@ from jaiweb.store.leases import Lease, lease_release, operation_claim
 from jaiweb.store.models import Entry, Operation, OperationRecord
 from jaiweb.store.selectors import operation_records, operation_verdict
 from jaiweb.store.services import operation_accept, session_create
-from tests.support.stories import STORY
+from tests.support.stories import STORY, STORY_SHAPE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SHAPE = [
-    "user",
-    "assistant",
-    "app_state",
-    "tool_result:set_character_state",
-    "tool_result:generate_image",
-    "assistant",
-]
+SHAPE = STORY_SHAPE
 
 
 class Died(BaseException):

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 # One prompt that sets the hero's state and draws a panel: the crash and chaos tests' run.
 STORY = "吃下超级棒棒糖，上擂台对决超人强！"
+# The entries STORY leaves with the offline director when nothing crashes (tree kinds:
+# user / assistant / app_state / tool_result:<tool>).
+STORY_SHAPE = [
+    "user",
+    "assistant",
+    "app_state",
+    "tool_result:set_character_state",
+    "tool_result:generate_image",
+    "assistant",
+]
 # The whole story: the lollipop, the laxative side story, and the finishing move after
 # rewinding to before the side story.
 LOLLIPOP = "画一张猪猪侠在武林大会擂台上对决超人强，掏出超级棒棒糖吃下！"
