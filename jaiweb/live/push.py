@@ -10,6 +10,7 @@ lets an unchanged watcher skip the database.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
@@ -17,7 +18,7 @@ from collections import deque
 from typing import Any
 
 from jaiweb.agent.events import Numbered
-from jaiweb.live.versions import event_facts, event_numbered, facts_bump
+from jaiweb.live.versions import PROCESS, event_facts, event_numbered, facts_bump
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,9 @@ log = logging.getLogger(__name__)
 def group_name(session_id: str) -> str:
     """The channel-layer group of one session's watchers."""
     return f"session.{session_id}"
+
+
+_sinks = itertools.count(1)
 
 
 class ChannelLayerSink(Numbered):
@@ -36,6 +40,10 @@ class ChannelLayerSink(Numbered):
     ``group_send`` calls to Redis can overtake each other and a watcher would see
     deltas out of order. A queue past ``MAX_PENDING`` drops its events; the watchers'
     catch-up from the journal covers the gap.
+
+    Each event names the sink that numbered it (``src``): a watcher follows each source's
+    numbers on their own, so a session whose runs go to two runners in turn (a cluster)
+    shows no gap at each turn, while a restarted runner is a source heard of anew.
     """
 
     MAX_PENDING = 2000
@@ -47,13 +55,14 @@ class ChannelLayerSink(Numbered):
         self.layer = get_channel_layer()
         self.loop = loop
         self._queues: dict[str, deque[dict[str, Any]]] = {}
+        self.source = f"{PROCESS}-{next(_sinks)}"
 
     def emit(self, session_id: str, event: dict[str, Any]) -> None:
         if self.layer is None:
             return
         with self._lock:
-            numbered = self._numbered(session_id, event)
-            event_numbered(session_id=session_id, n=numbered["n"])
+            numbered = {**self._numbered(session_id, event), "src": self.source}
+            event_numbered(session_id=session_id, source=self.source, n=numbered["n"])
             message = {"type": "session.event", "event": numbered}
             facts = event_facts(event)
             if facts:  # the loop emits after the write's commit: the bump may go now

@@ -42,7 +42,7 @@ _SEEN_SIZE = 8192  # other processes' bumps applied here, for applying each once
 
 _lock = threading.Lock()
 _counts: dict[str, dict[str, int]] = {}
-_numbered: dict[str, int] = {}  # session id -> the last event number a sink here gave
+_numbered: dict[str, tuple[str, int]] = {}  # session id -> (sink, the last number it gave)
 _seen: OrderedDict[str, None] = OrderedDict()
 _numbers = itertools.count(1)
 
@@ -100,16 +100,16 @@ def change_is_local(change: Any) -> bool:
     return isinstance(change, dict) and str(change.get("id", "")).startswith(f"{PROCESS}-")
 
 
-def event_numbered(*, session_id: str, n: int) -> None:
-    """A sink of this process gave a session's event the number ``n`` (before it is sent,
-    or dropped)."""
+def event_numbered(*, session_id: str, source: str, n: int) -> None:
+    """The sink ``source`` of this process gave a session's event the number ``n`` (before
+    it is sent, or dropped)."""
     with _lock:
-        _numbered[session_id] = n
+        _numbered[session_id] = (source, n)
 
 
-def last_event_number(session_id: str) -> int | None:
-    """The number of the last event of the session a sink of this process numbered, or
-    None: a watcher that saw that one missed none of this process's events."""
+def last_event_number(session_id: str) -> tuple[str, int] | None:
+    """The last event of the session a sink of this process numbered, as (its sink, its
+    number), or None: a watcher that saw that one missed none of this process's events."""
     with _lock:
         return _numbered.get(session_id)
 

@@ -150,6 +150,7 @@ CATCH_UP_INTERVAL = 0.2
 SESSIONS_PER_INTERVAL = 4
 BUSY_SECONDS = 1.0
 MAX_INTERVAL = 1.0
+MAX_SOURCES = 16  # sources of numbered events a watcher follows (runners of a cluster)
 _busy: OrderedDict[str, float] = OrderedDict()  # session id -> its last pass (``clock``)
 
 
@@ -215,7 +216,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
             return
         self.session_id = session_id
         self.language = watcher_language(self.scope)
-        self.last_n: int | None = None
+        # The last number seen from each source of numbered events (a sink: the studio's
+        # runner, or each runner of a cluster); ``None`` for events that name none.
+        self.last_n: dict[str | None, int] = {}
         self.replies: list[str] = []  # the committed replies of the running operation
         self.again = False  # another catch-up was asked for while one ran
         self.group = group_name(session_id)
@@ -366,18 +369,34 @@ class SessionConsumer(AsyncWebsocketConsumer):
         # From the database (forced), unless this process's counts and event numbers tell
         # everything the page holds: then the page has every event since its last pass,
         # and a pass of the regions whose counts moved (none, mostly: no query) is enough.
-        if self.counts_blind or self.last_n != last_event_number(self.session_id):
+        if self.counts_blind or not self._saw_every_local_event():
             self.force = True
         self._catch_up_soon()
+
+    def _saw_every_local_event(self) -> bool:
+        """Whether every numbered event this page got came from this process, and the last
+        one a sink here numbered among them: then it missed none of the run's events."""
+        local = last_event_number(self.session_id)
+        if local is None:
+            return not self.last_n
+        source, n = local
+        return set(self.last_n) <= {source} and self.last_n.get(source) == n
 
     async def session_event(self, message: dict[str, Any]) -> None:
         self._catch_up_when_quiet()
         event = message.get("event") or {}
         n = event.get("n")
         if isinstance(n, int):
-            missed = self.last_n is not None and n != self.last_n + 1
-            self.last_n = n
-            if missed:  # a dropped event, or a runner that started numbering again
+            source = event.get("src") if isinstance(event.get("src"), str) else None
+            last = self.last_n.get(source)
+            # A dropped event; or a source first heard of after others (a restarted runner,
+            # a runner's first run of this session while this page watched): what it
+            # numbered before may never have come here.
+            missed = n != last + 1 if last is not None else bool(self.last_n)
+            self.last_n[source] = n
+            while len(self.last_n) > MAX_SOURCES:  # runners restarted many times over
+                del self.last_n[next(iter(self.last_n))]
+            if missed:
                 await self.catch_up()
         kind = event.get("type")
         if kind == "regions_answered":  # the journal did not change: no pass before quiet

@@ -16,7 +16,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from jaiweb.asgi import application
-from jaiweb.live.push import group_name
+from jaiweb.live.push import ChannelLayerSink, group_name
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import consumers
 from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS
@@ -93,6 +93,47 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
     frames = [await ws.receive_from(timeout=5), await ws.receive_from(timeout=5)]
     # the catch-up reads the journal beside the stream: the delta need not wait for it
     assert sum('id="tree"' in f for f in frames) == 1 and sum("later" in f for f in frames) == 1
+    await ws.disconnect()
+
+
+@in_loop
+async def test_two_runners_in_turn_are_no_gap_and_a_gap_in_either_is(
+    alice, episode, clock, monkeypatch
+):
+    """A cluster's runners number a session's events each on their own: the page follows
+    each one's numbers, and catches up when one it had not heard of starts, or one skips."""
+    asked: list[str] = []
+    original = consumers.SessionConsumer.catch_up
+
+    async def recording(self):
+        asked.append(self.session_id)
+        await original(self)
+
+    monkeypatch.setattr(consumers.SessionConsumer, "catch_up", recording)
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    assert len(asked) == 1  # the connect's
+    loop = asyncio.get_running_loop()
+    one, two = ChannelLayerSink(loop=loop), ChannelLayerSink(loop=loop)
+
+    async def delta(sink, text):  # its gap check ran before its delta was sent
+        sink.emit(episode.id, {"type": "text_delta", "text": text})
+        while text not in await ws.receive_from(timeout=5):
+            pass
+
+    await delta(one, "a1")
+    assert len(asked) == 1
+    await delta(two, "b1")  # a second runner: what it numbered before may not have come
+    assert len(asked) == 2
+    for i in range(2, 5):
+        await delta(one, f"a{i}")
+        await delta(two, f"b{i}")
+    assert len(asked) == 2
+    one.number(episode.id, {"type": "text_delta"})  # numbered, then dropped
+    await delta(one, "a6")
+    assert len(asked) == 3
+    await delta(two, "b5")
+    assert len(asked) == 3
     await ws.disconnect()
 
 

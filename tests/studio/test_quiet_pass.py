@@ -77,8 +77,8 @@ async def test_an_event_of_this_process_the_watcher_never_got_makes_it_read(alic
     sink.emit(episode.id, {"type": "text_delta", "text": "Once"})
     assert "Once" in await ws.receive_from(timeout=5)
     # The run's last event, numbered, then dropped (a sink's full queue, a full channel).
-    n = versions.last_event_number(episode.id)
-    versions.event_numbered(session_id=episode.id, n=n + 1)
+    source, n = versions.last_event_number(episode.id)
+    versions.event_numbered(session_id=episode.id, source=source, n=n + 1)
     made, queries = await quiet_pass(clock, ws, clock.now)
     assert made == {"quiet": 1} and queries
     frame = await ws.receive_from(timeout=5)
