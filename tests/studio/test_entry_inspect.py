@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jaiweb.sessions.branch_commands import session_label_add
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import Entry
@@ -44,3 +45,16 @@ def test_unknown_nodes_and_other_peoples_sessions_are_404(client, alice, bob, ep
     entry = Entry.objects.filter(session=episode).first()
     client.force_login(bob)
     assert client.get(f"/sessions/{episode.id}/entries/{entry.entry_id}/").status_code == 404
+
+
+def test_the_nodes_labels_come_with_the_inspector_not_after_it(client, alice, bob):
+    """Drawn with the rest: a part fetched once the inspector is on screen would push the
+    buttons under it down while the pointer is on its way to one."""
+    session = article_session_create(owner=alice)
+    node = Entry.objects.filter(session=session, type="app_state").order_by("seq").first()
+    session_label_add(session=session, entry_id=node.entry_id, text="<b>最好</b>", kind="bookmark")
+    client.force_login(alice)
+    body = client.get(f"/sessions/{session.id}/entries/{node.entry_id}/").content.decode()
+    assert 'data-label="&lt;b&gt;最好&lt;/b&gt;" data-label-kind="bookmark"' in body
+    assert 'class="label-add"' in body  # the owner's form to add one
+    assert 'hx-trigger="load"' not in body

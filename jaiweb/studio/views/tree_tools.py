@@ -94,7 +94,8 @@ def _known_node(session, entry_id: str) -> None:
 @login_required
 @require_safe
 def node_labels(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
-    """A node's labels and bookmarks, with a form to add one (the inspector loads it)."""
+    """A node's labels and bookmarks, with a form to add one: the part the inspector draws
+    with the rest, read alone."""
     session = own_session(request, session_id)
     _known_node(session, entry_id)
     return _labels_part(request, session, entry_id)
