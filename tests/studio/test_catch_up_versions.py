@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import threading
 import time
 
 import pytest
@@ -24,6 +23,7 @@ from jaiweb.studio.consumers import CATCH_UP_INTERVAL, SessionConsumer
 from tests.support.clocks import FakeClock
 from tests.support.queries import every_query
 from tests.support.sockets import connect, in_loop, nothing_sent, waiting_until
+from tests.support.threads import orm_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -206,7 +206,7 @@ def test_watchers_share_one_rendering_per_version_and_language(alice, episode, m
         )
 
     results: list[dict[str, str]] = []
-    threads = [threading.Thread(target=lambda: results.append(ask("en"))) for _ in range(6)]
+    threads = [orm_thread(lambda: results.append(ask("en"))) for _ in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import regions
+from tests.support.threads import orm_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,7 +28,7 @@ def test_watchers_asking_at_once_share_one_rendering(alice, episode, monkeypatch
     def watcher():
         results.append(regions.regions_html_shared(session=episode, language="en"))
 
-    threads = [threading.Thread(target=watcher) for _ in range(5)]
+    threads = [orm_thread(watcher) for _ in range(5)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -61,7 +61,7 @@ def test_watchers_going_quiet_at_once_share_one_read_of_the_stream(alice, episod
     def watcher():
         results.append(regions.catch_up_html(session=episode, language="en", with_stream=True))
 
-    threads = [threading.Thread(target=watcher) for _ in range(5)]
+    threads = [orm_thread(watcher) for _ in range(5)]
     for thread in threads:
         thread.start()
     for thread in threads:
