@@ -20,6 +20,8 @@ from jaiweb.render.models import Image, LedgerEntry
 from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.access import may_see
 from jaiweb.sessions.status import UNREAD, SessionStatus, session_status
+from jaiweb.store.labels import TEXT_MAX as LABEL_TEXT_MAX
+from jaiweb.store.labels import labels_on
 from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
 from jaiweb.store.selectors import (
@@ -611,3 +613,12 @@ def timeline_of(*, session: ComicSession, count: int) -> dict[str, Any]:
     the same one; 10,000 entries take a second or two to read and parse).
     """
     return _timeline_of(session.id, count)
+
+
+def node_labels_context(*, session_id: str, entry_id: str, can_edit: bool) -> dict[str, Any]:
+    """What the labels part of a node shows (``studio/inspector/labels-part.html``)."""
+    return {
+        "labels": labels_on(session_id=session_id, entry_ids=[entry_id]),
+        "can_edit": can_edit,
+        "text_max": LABEL_TEXT_MAX,
+    }

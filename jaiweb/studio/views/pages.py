@@ -14,8 +14,6 @@ from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.sessions.status import session_status
-from jaiweb.store.labels import TEXT_MAX as LABEL_TEXT_MAX
-from jaiweb.store.labels import labels_on
 from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
@@ -25,6 +23,7 @@ from jaiweb.studio.selectors import (
     credit_rows,
     fork_origin,
     inspector_steps,
+    node_labels_context,
     rewind_preview_of,
     strip_view,
     turn_prompt,
@@ -167,9 +166,7 @@ def inspector_context(
         "max_prompt_chars": settings.JAIWEB_MAX_PROMPT_CHARS,
         # drawn with the rest, not fetched after it: a part that grows once the inspector
         # is on screen moves the buttons under it while the pointer is on its way
-        "labels": labels_on(session_id=session.id, entry_ids=[entry_id]),
-        "can_edit": owner,
-        "text_max": LABEL_TEXT_MAX,
+        **node_labels_context(session_id=session.id, entry_id=entry_id, can_edit=owner),
     }
 
 

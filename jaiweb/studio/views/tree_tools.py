@@ -21,10 +21,11 @@ from jaiweb.live.push import regions_answered
 from jaiweb.sessions.branch_commands import session_label_add, session_label_remove
 from jaiweb.store.comparisons import effects_under
 from jaiweb.store.errors import InvalidEntry, LabelNotFound
-from jaiweb.store.labels import TEXT_MAX, labels_on
+from jaiweb.store.labels import TEXT_MAX
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import children_rows, entry_exists
 from jaiweb.studio import tree
+from jaiweb.studio.selectors import node_labels_context
 from jaiweb.studio.views.access import own_session
 from journal.branches import NO_EFFECTS
 from journal.errors import UnknownEntry
@@ -78,9 +79,11 @@ def _labels_part(request, session, entry_id: str, *, error: str = "", status: in
     ctx = {
         "session": session,
         "entry_id": entry_id,
-        "labels": labels_on(session_id=session.id, entry_ids=[entry_id]),
-        "can_edit": session.owner_id == request.user.pk,
-        "text_max": TEXT_MAX,
+        **node_labels_context(
+            session_id=session.id,
+            entry_id=entry_id,
+            can_edit=session.owner_id == request.user.pk,
+        ),
         "error": error,
     }
     return render(request, "studio/inspector/labels-part.html", ctx, status=status)
