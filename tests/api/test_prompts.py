@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import connections
 
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from journal.jsonvalues import NUL, SURROGATE
 from tests.api.conftest import api_for, park
+from tests.support.threads import orm_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -130,13 +130,10 @@ def test_two_prompts_at_once_one_starts_the_other_steers(alice, session):
     answers: list = [None, None]
 
     def send(i: int) -> None:
-        try:
-            start.wait(timeout=10)
-            answers[i] = prompt(clients[i], session, f"第{i}个").json()
-        finally:
-            connections.close_all()
+        start.wait(timeout=10)
+        answers[i] = prompt(clients[i], session, f"第{i}个").json()
 
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(2)]
+    threads = [orm_thread(send, i) for i in range(2)]
     for t in threads:
         t.start()
     for t in threads:

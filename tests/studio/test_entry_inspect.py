@@ -47,7 +47,7 @@ def test_unknown_nodes_and_other_peoples_sessions_are_404(client, alice, bob, ep
     assert client.get(f"/sessions/{episode.id}/entries/{entry.entry_id}/").status_code == 404
 
 
-def test_the_nodes_labels_come_with_the_inspector_not_after_it(client, alice, bob):
+def test_the_nodes_labels_come_with_the_inspector_not_after_it(client, alice):
     """Drawn with the rest: a part fetched once the inspector is on screen would push the
     buttons under it down while the pointer is on its way to one."""
     session = article_session_create(owner=alice)
