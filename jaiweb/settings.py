@@ -106,7 +106,7 @@ def parse_database_url(url: str, base_dir: Path, name: str = "DATABASE_URL") -> 
             raise bad("must name a SQLite file (an in-memory database is not supported)")
         file = Path(path) if path.startswith("/") else base_dir / path
         return {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "jaiweb.store.sqlite",
             "NAME": file,
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",

@@ -125,7 +125,7 @@ def test_defaults():
     s = settings_of()
     assert s["DEBUG"] is True
     assert s["SECRET_KEY"]
-    assert s["DATABASE"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert s["DATABASE"]["ENGINE"] == "jaiweb.store.sqlite"
     assert s["DATABASE"]["NAME"] == str(BASE_DIR / "db.sqlite3")
     assert s["CHANNEL_LAYERS"]["default"]["BACKEND"] == "jaiweb.live.layers.InMemoryChannelLayer"
     assert s["JAIWEB_PUBLIC_URL"] is None

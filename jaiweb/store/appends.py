@@ -207,16 +207,14 @@ def append_entries(
             return _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
     # SQLite outside a transaction: BEGIN IMMEDIATE … COMMIT on the driver's connection,
     # the same thing transaction.atomic() does here, at a fraction of its cost per append.
-    db.ensure_connection()
-    raw = db.connection
-    with db.wrap_database_errors:
-        raw.execute("BEGIN IMMEDIATE")
-        try:
-            seq = _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
-        except BaseException:
-            raw.execute("ROLLBACK")
-            raise
-        raw.execute("COMMIT")
+    # The backend (jaiweb.store.sqlite) queues this process's writers on a lock.
+    db.write_begin()
+    try:
+        seq = _append_all(db, session_id, entries, expected_leaf_id, stamp, require_idle)
+    except BaseException:
+        db.write_end(commit=False)
+        raise
+    db.write_end(commit=True)
     return seq
 
 

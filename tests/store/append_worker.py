@@ -137,7 +137,7 @@ def _loop(session_id: str, count: int | None) -> int:
 def database_url(settings_dict: dict) -> str:
     """A DATABASE_URL naming the database of ``settings_dict`` (the test database)."""
     engine = settings_dict["ENGINE"]
-    if engine.endswith("sqlite3"):
+    if engine.endswith(("sqlite3", "store.sqlite")):
         path = Path(settings_dict["NAME"]).resolve()
         return "sqlite:///" + quote(str(path))  # an absolute path: sqlite:////abs/path
     if engine.endswith("postgresql"):
