@@ -25,7 +25,6 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.db import close_old_connections, connection
 from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -38,6 +37,7 @@ from jaiweb.live.versions import (
     last_event_number,
 )
 from jaiweb.sessions.access import session_for
+from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.pass_counts import pass_count
@@ -85,21 +85,11 @@ _RENDERERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jaiweb-region
 
 
 def _on_a_renderer(read: Callable[..., Any], *args: Any) -> Any:
-    _connection_check()
+    connection_done()
     try:
         return read(*args)
     finally:
-        _connection_check()
-
-
-def _connection_check() -> None:
-    """As database_sync_to_async does around its calls (CONN_MAX_AGE, the pool), except on
-    SQLite: a renderer keeps its connection until a query fails, because opening one (its
-    functions, its pragmas) cost more than many a render. It holds no transaction open
-    between reads (autocommit), so it pins no old snapshot of the WAL."""
-    if connection.vendor == "sqlite" and not connection.errors_occurred:
-        return
-    close_old_connections()
+        connection_done()
 
 
 def _changed_regions(
