@@ -1115,7 +1115,7 @@ def compare_main(parser_, args) -> None:
     loads = []
     for round_ in range(1, args.rounds + 1):
         for name, root in roots.items():
-            print(f"\n[round {round_}: {name} ({root}), load {load()}]", flush=True)
+            print(f"\n[round {round_}: {name} ({root}), {load()}]", flush=True)
             for step in run_embedded(args, root):
                 row = (step.rate, cpu_per_op(step, ["studio"]), step.error_count)
                 seen.setdefault((name, step.k), []).append(row)
