@@ -303,6 +303,30 @@ def entries_among(*, session: ComicSession, ids: Iterable[str]) -> dict[str, Jou
     return found
 
 
+# The expression of migration 0009's index, word for word: a planner uses an expression
+# index only for a query that sends the same expression.
+_TOOL_NAME = {
+    "sqlite": "json_extract(payload, '$.message.tool_name')",
+    "postgresql": "((payload -> 'message') ->> 'tool_name')",
+}
+
+
+def tool_results_at(*, session: ComicSession, tools: Sequence[str]) -> list[tuple[int, int, int]]:
+    """(seq, chain, chain_pos) of every result of ``tools`` in the session, in no order:
+    a search of the ``entry_tool_result`` index, whatever the session's size."""
+    if not tools:
+        return []
+    name = _TOOL_NAME[connection.vendor]
+    marks = ", ".join(["%s"] * len(tools))
+    sql = (
+        f"SELECT seq, chain, chain_pos FROM store_entry WHERE session_id = %s "
+        f"AND type = 'message' AND {name} IN ({marks})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [session.pk, *tools])
+        return cursor.fetchall()
+
+
 def unfinished_operation(*, session: ComicSession) -> Operation | None:
     return Operation.objects.filter(session=session, outcome__isnull=True).first()
 

@@ -30,6 +30,7 @@ from jaiweb.store.selectors import (
     entries_after,
     entry_ids_among,
     operation_records,
+    tool_results_at,
 )
 from jaiweb.studio.labels import people_named
 from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
@@ -233,11 +234,10 @@ def _results_on(
     stop: int,
 ) -> list[int]:
     """Where the results of ``tools`` are among ``rows[start:stop]`` (a path), in order: one
-    query for the session's results (no payload parsed), placed on the path by their chain
-    positions when it is a ``PathRows`` (no row of the stretch read), else by seq."""
-    found = Entry.objects.filter(
-        session=session, type="message", payload__message__tool_name__in=tools
-    ).values_list("seq", "chain", "chain_pos")
+    search of the session's results by tool name (no payload parsed), placed on the path by
+    their chain positions when it is a ``PathRows`` (no row of the stretch read), else by
+    seq."""
+    found = tool_results_at(session=session, tools=tools)
     if isinstance(rows, PathRows):
         at = (rows.index_at(chain, pos) for _seq, chain, pos in found)
         return sorted(i for i in at if i is not None and start <= i < stop)

@@ -30,7 +30,12 @@ from django.utils import timezone
 
 from jaiweb.store.leases import operation_claim
 from jaiweb.store.models import Operation
-from jaiweb.store.selectors import branch_rows, children_rows, entries_after
+from jaiweb.store.selectors import (
+    branch_rows,
+    children_rows,
+    entries_after,
+    tool_results_at,
+)
 from jaiweb.store.services import operation_accept, session_delete
 from jaiweb.studio.tree import active_path_view, fork_view, path_page
 from tests.support.trees import big_tree_create
@@ -43,6 +48,7 @@ BY_ID = ("session_id", "entry_id")
 CHILDREN = ("session_id", "parent_id")
 CHAIN = ("session_id", "chain", "chain_pos")
 BY_SEQ = ("session_id", "seq")
+TOOL_RESULT = ("session_id", "<expr>")  # entry_tool_result: the results' tool name
 UNFINISHED = ("<unfinished operations>",)
 PK = ("id",)
 
@@ -94,7 +100,8 @@ def statements(call: Callable[[], object]) -> list[tuple[str, Any]]:
 
 
 def _index_columns(name: str) -> tuple[str, tuple[str, ...]]:
-    """(table, columns) of an index, read from the database's catalogue; an index of the
+    """(table, columns) of an index, read from the database's catalogue (an expression is
+    "<expr>"); an index of the
     unfinished operations only (``WHERE outcome IS NULL``) counts as UNFINISHED, whatever
     its columns: any walk of it reads only them."""
     with connection.cursor() as cursor:
@@ -102,15 +109,15 @@ def _index_columns(name: str) -> tuple[str, tuple[str, ...]]:
             cursor.execute("SELECT tbl_name, sql FROM sqlite_master WHERE name = %s", [name])
             table, predicate = cursor.fetchone()  # no SQL for an autoindex
             cursor.execute(f'PRAGMA index_info("{name}")')
-            columns = tuple(row[2] for row in sorted(cursor.fetchall()))
+            columns = tuple(row[2] or "<expr>" for row in sorted(cursor.fetchall()))
         else:
             cursor.execute(
-                "SELECT t.relname, array_agg(a.attname ORDER BY k.n), "
+                "SELECT t.relname, array_agg(coalesce(a.attname, '<expr>') ORDER BY k.n), "
                 "pg_get_expr(x.indpred, x.indrelid) "
                 "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
                 "JOIN pg_class t ON t.oid = x.indrelid "
                 "CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, n) "
-                "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
+                "LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
                 "WHERE i.relname = %s GROUP BY t.relname, x.indpred, x.indrelid",
                 [name],
             )
@@ -284,3 +291,14 @@ def test_lazy_path_rows(tree):
         assert rows.position("m1") == 1 and rows.position("s0_0") is None
 
     assert_plans(touch, {BY_ID, CHAIN}, must=CHAIN)
+
+
+def test_tool_results_by_name(tree):
+    """The strip's "published?" over a long stretch: a search of the results by tool name,
+    not a read of every entry's JSON in the session."""
+    assert _index_columns("entry_tool_result") == ("store_entry", TOOL_RESULT)
+    assert_plans(
+        lambda: tool_results_at(session=tree, tools=("publish_panel", "generate_image")),
+        {TOOL_RESULT},
+        must=TOOL_RESULT,
+    )
