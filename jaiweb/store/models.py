@@ -116,7 +116,15 @@ class Entry(AppendOnlyModel):
         ]
         # A node's children in append order: (session, parent_id) alone let SQLite prefer
         # the (session, seq) index to skip the sort, and read the whole session.
-        indexes = [models.Index(fields=["session", "parent_id", "seq"], name="entry_children")]
+        indexes = [
+            models.Index(fields=["session", "parent_id", "seq"], name="entry_children"),
+            # The heads of a session's chains (its root, each fork and rewind): the sessions
+            # list counts a session's branches by them, not by reading every entry, and a
+            # path read finds a chain's head by (session, chain) among them.
+            models.Index(
+                fields=["session", "chain"], condition=Q(chain_pos=0), name="entry_chain_head"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.entry_id} ({self.type})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -325,6 +326,50 @@ def tool_results_at(*, session: ComicSession, tools: Sequence[str]) -> list[tupl
     with connection.cursor() as cursor:
         cursor.execute(sql, [session.pk, *tools])
         return cursor.fetchall()
+
+
+def latest_tool_result(*, session: ComicSession, tool: str) -> dict[str, Any] | None:
+    """The message of the session's latest successful ``tool`` result, or None: a backward
+    walk of the ``entry_tool_result`` index from the session's last result of ``tool``."""
+    sql = (
+        f"SELECT {payload_text()} FROM store_entry WHERE session_id = %s "
+        f"AND type = 'message' AND {_TOOL_NAME[connection.vendor]} = %s "
+        "ORDER BY seq DESC LIMIT %s OFFSET %s"
+    )
+    batch, skipped = 8, 0  # most often the first row is the one; failed renders are rare
+    with connection.cursor() as cursor:
+        while True:
+            # A LIMIT, not fetchmany: PostgreSQL's client cursor would bring every row.
+            cursor.execute(sql, [session.pk, tool, batch, skipped])
+            rows = cursor.fetchall()
+            for (payload,) in rows:
+                message = json.loads(payload).get("message", {})
+                if not message.get("is_error"):
+                    return message
+            if len(rows) < batch:
+                return None
+            skipped += batch
+            batch *= 4
+
+
+def branch_counts(*, session_ids: Sequence[str]) -> dict[str, int]:
+    """How many branches (chains: the root, each fork and rewind) each session has: a
+    search of the ``entry_chain_head`` index, not a read of every entry. The 0 is written
+    into the SQL: a planner proves a partial index's ``chain_pos = 0`` from a literal, not
+    from a parameter."""
+    if not session_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(session_ids))
+    # Without statistics SQLite rates the covering (session, chain, chain_pos) index as
+    # good, and walks the session whole in it.
+    hint = " INDEXED BY entry_chain_head" if connection.vendor == "sqlite" else ""
+    sql = (
+        f"SELECT session_id, count(*) FROM store_entry{hint} WHERE session_id IN ({marks}) "
+        "AND chain_pos = 0 GROUP BY session_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(session_ids))
+        return dict(cursor.fetchall())
 
 
 def unfinished_operation(*, session: ComicSession) -> Operation | None:

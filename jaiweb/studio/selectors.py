@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q
 from django.utils.translation import gettext, gettext_lazy
 
 from jaiweb.agent.state import AppState, UnreadableAppState
@@ -26,9 +25,11 @@ from jaiweb.store.models import ComicSession, Entry, Operation, operation_state
 from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
 from jaiweb.store.selectors import (
     app_state_at,
+    branch_counts,
     branch_rows,
     entries_after,
     entry_ids_among,
+    latest_tool_result,
     operation_records,
     tool_results_at,
 )
@@ -367,36 +368,24 @@ class SessionCard:
 def my_sessions(*, owner: Any) -> list[SessionCard]:
     """The owner's sessions, latest activity first, with a thumbnail of the latest panel."""
     sessions = list(
-        ComicSession.objects.filter(owner=owner, deleting=False)
-        .annotate(
-            branches=Count("entries", filter=Q(entries__chain_pos=0)),
-        )
-        .order_by("-updated_at")
+        ComicSession.objects.filter(owner=owner, deleting=False).order_by("-updated_at")
     )
+    ids = [session.id for session in sessions]
+    branches = branch_counts(session_ids=ids)
     unfinished = dict(
-        Operation.objects.filter(session__in=sessions, outcome__isnull=True).values_list(
+        Operation.objects.filter(session_id__in=ids, outcome__isnull=True).values_list(
             "session_id", "parked_at"
         )
     )
     cards = []
     for session in sessions:
-        latest = (
-            Entry.objects.filter(
-                session=session,
-                type="message",
-                payload__message__tool_name="generate_image",
-                payload__message__is_error=False,
-            )
-            .order_by("-seq")
-            .values_list("payload", flat=True)
-            .first()
-        )
-        image = (latest or {}).get("message", {}).get("details", {}).get("image_id")
+        latest = latest_tool_result(session=session, tool="generate_image") or {}
+        image = latest.get("details", {}).get("image_id")
         if session.id in unfinished:
             state = operation_state(outcome=None, parked_at=unfinished[session.id])
         else:
             state = "idle"
-        cards.append(SessionCard(session, session.branches, image, state))
+        cards.append(SessionCard(session, branches.get(session.id, 0), image, state))
     return cards
 
 

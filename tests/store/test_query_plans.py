@@ -31,9 +31,11 @@ from django.utils import timezone
 from jaiweb.store.leases import operation_claim
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import (
+    branch_counts,
     branch_rows,
     children_rows,
     entries_after,
+    latest_tool_result,
     tool_results_at,
 )
 from jaiweb.store.services import operation_accept, session_delete
@@ -126,6 +128,8 @@ def _index_columns(name: str) -> tuple[str, tuple[str, ...]]:
         r"\(?outcome IS NULL\)?", predicate or ""
     ):
         return table, UNFINISHED
+    if re.search(r"\(?\"?chain_pos\"? = 0\)?$", predicate or ""):
+        return table, (*columns, "chain_pos")  # the chain index, its heads only
     return table, tuple(columns)
 
 
@@ -296,9 +300,30 @@ def test_lazy_path_rows(tree):
 def test_tool_results_by_name(tree):
     """The strip's "published?" over a long stretch: a search of the results by tool name,
     not a read of every entry's JSON in the session."""
-    assert _index_columns("entry_tool_result") == ("store_entry", TOOL_RESULT)
+    assert _index_columns("entry_tool_result") == ("store_entry", (*TOOL_RESULT, "seq"))
     assert_plans(
         lambda: tool_results_at(session=tree, tools=("publish_panel", "generate_image")),
         {TOOL_RESULT},
         must=TOOL_RESULT,
     )
+
+
+def test_latest_panel_by_name(tree):
+    """The sessions list's thumbnail: the latest panel found by a search, however far back."""
+    assert_plans(
+        lambda: latest_tool_result(session=tree, tool="generate_image"),
+        {TOOL_RESULT},
+        must=TOOL_RESULT,
+    )
+
+
+def test_branch_counts_by_chain_heads(tree):
+    """The sessions list's "N branches": a search of the chains' heads, not a walk of every
+    entry of the session in the (session, chain, chain_pos) index."""
+    assert _index_columns("entry_chain_head") == ("store_entry", CHAIN)
+    heads = 1 + (300 if connection.vendor == "postgresql" else 12)
+    assert branch_counts(session_ids=[tree.id]) == {tree.id: heads}
+    [(sql, params)] = statements(lambda: branch_counts(session_ids=[tree.id]))
+    lines = plan(sql, params)
+    assert any("entry_chain_head" in line for line in lines), "\n".join(lines)
+    assert not any(re.search(r"Seq Scan|SCAN store_entry", line) for line in lines), lines

@@ -60,3 +60,38 @@ def test_delete_asks_first_and_refuses_while_running(client, alice, episode):
 def test_anonymous_sees_the_front_page(client):
     body = client.get("/").content.decode()
     assert "Sign up" in body and "data-session-id" not in body
+
+
+def test_the_list_finds_the_latest_good_panel_however_far_back_and_counts_branches(client, alice):
+    from datetime import timedelta
+
+    from journal.entries import MessageEntry, ToolResultMessage
+    from tests.support.storyboard import T0, line, rewind, store
+
+    failed = ToolResultMessage(
+        tool_call_id="c9",
+        tool_name="generate_image",
+        content="the renderer failed",
+        is_error=True,
+        details={"image_id": "img_failed"},
+    )
+    later = T0 + timedelta(hours=2)
+    entries = [
+        *line(1),  # img_0001, then more failed renders than one read of the latest takes
+        *(
+            MessageEntry(
+                id=f"bad{i}",
+                parent_id=f"bad{i - 1}" if i else "t1f",
+                timestamp=later,
+                message=failed,
+            )
+            for i in range(10)
+        ),
+        *line(300, start=2, parent="bad9", state=False, panel=False),  # 600 entries, no panel
+        rewind("b1", "t1f", "t301f"),  # a second branch
+    ]
+    store(alice, entries, "b1", title="far back")
+    client.force_login(alice)
+    body = client.get("/").content.decode()
+    assert 'src="/panels/img_0001' in body and "img_failed" not in body
+    assert "2 branches" in body

@@ -4,7 +4,8 @@ The strip finds the ``publish_panel`` (and ``generate_image``) results on a long
 a path with one query; without this index that query read the JSON of every entry of the
 session. An expression index, so SQL of each database's own: the selector sends the same
 expression, which is how each planner matches a query to such an index. Partial: only the
-rows that are tool results (their payload has ``message.tool_name``) are in it.
+rows that are tool results (their payload has ``message.tool_name``) are in it; ``seq``
+last, so the latest result of a tool is the first row of a backward walk.
 """
 
 from django.db import migrations
@@ -12,12 +13,12 @@ from django.db import migrations
 FORWARD = {
     "sqlite": [
         """CREATE INDEX entry_tool_result ON "store_entry"
-           (session_id, json_extract(payload, '$.message.tool_name'))
+           (session_id, json_extract(payload, '$.message.tool_name'), seq)
            WHERE json_extract(payload, '$.message.tool_name') IS NOT NULL"""
     ],
     "postgresql": [
         """CREATE INDEX entry_tool_result ON "store_entry"
-           (session_id, ((payload -> 'message') ->> 'tool_name'))
+           (session_id, ((payload -> 'message') ->> 'tool_name'), seq)
            WHERE ((payload -> 'message') ->> 'tool_name') IS NOT NULL"""
     ],
 }
