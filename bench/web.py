@@ -601,6 +601,7 @@ GROWTH_PARTS = (
     ("tree?path", "the page of 40 turns from the middle of the path"),
     ("strip, earlier", "strip?before=<the page's first panel>: the 24 panels before it"),
     ("strip, middle", "strip?before=<a panel in the middle of the path>"),
+    ("sessions list", "GET / of an owner with that one session: its branches, its latest panel"),
 )
 
 
@@ -622,11 +623,15 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
     sizes = [int(s) for s in args.growth_sizes.split(",")]
     cells: dict[tuple[str, int], dict[str, str]] = {}
     sessions = {}
+    clients: dict[tuple[str, int], Client] = {}  # each cell's session has an owner of its own
     for shape in GROWTH_SHAPES:
         for size in sizes:
             start = time.perf_counter()
             made = growth_shape(shape, size)
-            session = growth_session(owner=owner, shape=made, title=f"{shape} {size}")
+            cell_owner = get_user_model().objects.create(username=f"bench-growth-{shape}-{size}")
+            session = growth_session(owner=cell_owner, shape=made, title=f"{shape} {size}")
+            clients[(shape, size)] = Client(HTTP_HOST="127.0.0.1")
+            clients[(shape, size)].force_login(cell_owner)
             path = made.path_ids
             mid = 9 * (len([i for i in path if i.startswith("m")]) // 18) + 9  # a prompt
             at = path.index(f"m{mid}")
@@ -637,6 +642,7 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
                 "tree?forks": f"{base}tree?forks={made.fork_at}&except={made.fork_line_child}",
                 "tree?path": f"{base}tree?path={made.leaf_id}&start={at}&stop={at + 400}",
                 "strip, middle": f"{base}strip?before=m{mid + 2}",
+                "sessions list": "/",
             }
             sessions[(shape, size)] = session
             print(
@@ -657,12 +663,12 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(owner)
 
-    def get(url: str, *, cold: bool) -> tuple[float, bytes]:
-        spent, response = timed_get(client, url, cold=cold)
+    def get(url: str, *, cold: bool, key: tuple[str, int] | None = None) -> tuple[float, bytes]:
+        spent, response = timed_get(clients[key] if key else client, url, cold=cold)
         return spent, response.content
 
     for key, urls in cells.items():  # the page's own "earlier panels" link
-        body = get(urls["page, cold"], cold=True)[1].decode()
+        body = get(urls["page, cold"], cold=True, key=key)[1].decode()
         found = re.search(r'hx-get="[^"]*/strip\?before=([^"]+)"', body)
         if found is None:
             raise RuntimeError(f"{key}: the page has no earlier panels")
@@ -686,7 +692,7 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
         for key, urls in cells.items():
             for part, url in urls.items():
                 counted["rows"] = 0
-                get(url, cold=part != "page, warm")
+                get(url, cold=part != "page, warm", key=key)
                 shown[(*key, part)] = counted["rows"]
     finally:
         stored.parse_raw, tree.parse_entry = real_parse, real_entry
@@ -708,7 +714,7 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
     for _ in range(args.repeat):  # interleaved: noise falls on every figure alike
         for key, urls in cells.items():
             for part, url in urls.items():
-                spent = get(url, cold=part != "page, warm")[0]
+                spent = get(url, cold=part != "page, warm", key=key)[0]
                 times.setdefault((*key, part), []).append(spent)
                 floor = bare_select(sessions[key], shown[(*key, part)])
                 times.setdefault((*key, part, "select"), []).append(floor)
@@ -783,7 +789,7 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
                 f"<= {GROWTH_RATIO}x",
                 ok,
             )
-        for part in ("strip, earlier", "strip, middle"):
+        for part in ("strip, earlier", "strip, middle", "sessions list"):
             summary.add(
                 f"growth {shape} {part} {largest // 1000}k/{sizes[0] // 1000}k",
                 f"{ratios[(shape, part)]:.2f}x",
