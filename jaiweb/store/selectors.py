@@ -328,6 +328,33 @@ def tool_results_at(*, session: ComicSession, tools: Sequence[str]) -> list[tupl
         return cursor.fetchall()
 
 
+_IMAGE_ID = {
+    "sqlite": "json_extract(payload, '$.message.details.image_id')",
+    "postgresql": "(((payload -> 'message') -> 'details') ->> 'image_id')",
+}
+
+
+def panel_sessions(*, owner: Any, image_ids: Sequence[str]) -> dict[str, str]:
+    """image id → the id of a session of ``owner`` that drew it (its ``generate_image``
+    result): a search of ``entry_tool_result`` in each of the owner's sessions."""
+    if not image_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(image_ids))
+    image = _IMAGE_ID[connection.vendor]
+    sql = (
+        f"SELECT {image}, session_id FROM store_entry WHERE session_id IN "
+        "(SELECT id FROM store_comicsession WHERE owner_id = %s) "
+        f"AND type = 'message' AND {_TOOL_NAME[connection.vendor]} = 'generate_image' "
+        f"AND {image} IN ({marks})"
+    )
+    found: dict[str, str] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [owner.pk, *image_ids])
+        for image_id, session_id in cursor.fetchall():
+            found.setdefault(image_id, session_id)
+    return found
+
+
 def latest_tool_result(*, session: ComicSession, tool: str) -> dict[str, Any] | None:
     """The message of the session's latest successful ``tool`` result, or None: a backward
     walk of the ``entry_tool_result`` index from the session's last result of ``tool``."""

@@ -31,6 +31,7 @@ from jaiweb.store.selectors import (
     entry_ids_among,
     latest_tool_result,
     operation_records,
+    panel_sessions,
     tool_results_at,
 )
 from jaiweb.studio.labels import people_named
@@ -569,16 +570,11 @@ def credit_rows(*, user: Any) -> list[CreditRow]:
     ledger = ledger_for(user=user)
     keys = [e.job_key for e in ledger if e.job_key]
     images = dict(Image.objects.filter(job_id__in=keys).values_list("job_id", "id"))
-    found: dict[str, tuple[str, str]] = {}
-    if images:
-        rows = Entry.objects.filter(
-            session__owner=user,
-            type="message",
-            payload__message__tool_name="generate_image",
-            payload__message__details__image_id__in=list(images.values()),
-        ).values_list("payload__message__details__image_id", "session_id", "session__title")
-        for image, session_id, title in rows:
-            found.setdefault(image, (session_id, title))
+    drawn_in = panel_sessions(owner=user, image_ids=list(images.values()))
+    titles = dict(
+        ComicSession.objects.filter(pk__in=set(drawn_in.values())).values_list("id", "title")
+    )
+    found = {image: (session_id, titles[session_id]) for image, session_id in drawn_in.items()}
     out = []
     for e in ledger:
         image = images.get(e.job_key) if e.job_key else None

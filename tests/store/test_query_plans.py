@@ -36,6 +36,7 @@ from jaiweb.store.selectors import (
     children_rows,
     entries_after,
     latest_tool_result,
+    panel_sessions,
     tool_results_at,
 )
 from jaiweb.store.services import operation_accept, session_delete
@@ -327,3 +328,13 @@ def test_branch_counts_by_chain_heads(tree):
     lines = plan(sql, params)
     assert any("entry_chain_head" in line for line in lines), "\n".join(lines)
     assert not any(re.search(r"Seq Scan|SCAN store_entry", line) for line in lines), lines
+
+
+def test_panel_sessions_by_name(tree):
+    """The credits page: which session drew each charged panel, a search of the owner's
+    sessions' panels, not a read of every entry they hold."""
+    assert_plans(
+        lambda: panel_sessions(owner=tree.owner, image_ids=["img_a", "img_b"]),
+        {TOOL_RESULT},
+        must=TOOL_RESULT,
+    )
