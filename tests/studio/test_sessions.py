@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at
+from journal.entries import MessageEntry, ToolResultMessage
 from tests.support.runs import run_pending
+from tests.support.storyboard import T0, line, rewind, store
 
 pytestmark = pytest.mark.django_db
 
@@ -63,10 +67,6 @@ def test_anonymous_sees_the_front_page(client):
 
 
 def test_the_list_finds_the_latest_good_panel_however_far_back_and_counts_branches(client, alice):
-    from datetime import timedelta
-
-    from journal.entries import MessageEntry, ToolResultMessage
-    from tests.support.storyboard import T0, line, rewind, store
 
     failed = ToolResultMessage(
         tool_call_id="c9",

@@ -2,9 +2,10 @@
 
 SQLite lets one transaction write at a time. A connection that finds the file locked
 waits in SQLite's busy handler, which sleeps 1, 2, 5, 10, … 100 ms between tries: the
-lock is often free long before the sleeper looks again. With the runner's threads and
-the web's writing at once, that idle time capped the embedded studio's throughput and
-gave its commits a tail of tens of milliseconds. So the threads of one process take
+lock is often free long before the sleeper looks again, and a few writers sleep through
+many turns. With the runner's threads and the web's writing at once, that gave the
+embedded studio's operations a tail of up to a second at 10 busy sessions (the
+throughput is the CPU's either way: docs/PERFORMANCE.md). So the threads of one process take
 turns on a `threading.Lock` around `BEGIN IMMEDIATE … COMMIT` instead: a waiter wakes
 the moment the writer before it is done. Other processes on the same file (`runagents`
 beside `daphne`) still meet SQLite's lock and its busy handler, as before.
@@ -35,17 +36,23 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.holds_writer_lock = False
+        self._writer: tuple[str, threading.Lock] | None = None  # (file name, its lock)
+        self._held: threading.Lock | None = None  # the turn this connection has, if any
 
     def _writer_acquire(self) -> None:
-        lock = writer_lock(str(self.settings_dict["NAME"]))
+        # NAME is read each time: the test runner points a connection at the test database
+        # after it was made. The lock of a name is looked up once.
+        name = str(self.settings_dict["NAME"])
+        if self._writer is None or self._writer[0] != name:
+            self._writer = (name, writer_lock(name))
+        lock = self._writer[1]
         timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5))
-        self.holds_writer_lock = lock.acquire(timeout=timeout)
+        self._held = lock if lock.acquire(timeout=timeout) else None
 
     def _writer_release(self) -> None:
-        if self.holds_writer_lock:
-            self.holds_writer_lock = False
-            writer_lock(str(self.settings_dict["NAME"])).release()
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
 
     def write_begin(self) -> None:
         """`BEGIN IMMEDIATE` on the driver's connection, in turn (the appends' fast path)."""
