@@ -203,6 +203,24 @@ def wait_run_finished(session_id: str, timeout: float = 30) -> None:
     wait_until(lambda: not unfinished_operations(session_id), timeout, "the run to finish")
 
 
+def wait_page_at_leaf(page, session_id: str, timeout: float = TIMEOUT_MS) -> None:
+    """The page's forms carry the session's leaf (from the database): a run's last update
+    reached the page, so a write clicked now is not refused as stale."""
+    from jaiweb.store.models import ComicSession
+
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        leaf = ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id)
+        forms = page.locator('#character-state input[name="expected_leaf_id"]')
+        shown = [*forms.evaluate_all("els => els.map(e => e.value)")]
+        shown.append(page.locator("#prompt-leaf").input_value())
+        if set(shown) == {leaf}:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the page's forms carry {sorted(set(shown))}, the leaf is {leaf}")
+        page.wait_for_timeout(100)
+
+
 def branch_entry_ids(session_id: str) -> list[str]:
     """Root → leaf entry ids of the session's active branch, from the database."""
     from jaiweb.store.models import ComicSession

@@ -31,6 +31,7 @@ from tests.e2e.helpers import (
     unique,
     user_for_the_studio,
     wait_character_state,
+    wait_page_at_leaf,
     wait_run_finished,
     wait_tree_has,
     wait_until,
@@ -311,6 +312,7 @@ def test_an_approval_card_leaves_the_prompt_box_in_view(shared_studio, browser):
             send_prompt(page, f"/draw the crowd, panel {n}")
             wait_until(lambda n=n: panels(page).count() == n + 1, 20, f"panel {n}")
             wait_run_finished(session_id)
+        wait_page_at_leaf(page, session_id)  # else the click may carry the leaf before
         page.locator('#character-state [data-mode="ask"]').click()
         page.locator('#character-state [data-mode="ask"][aria-pressed="true"]').wait_for()
         send_prompt(page, "/draw the referee counts to ten")

@@ -45,7 +45,9 @@ def test_a_stale_leaf_is_409(client, alice, article):
         {"entry_id": entry.entry_id, "expected_leaf_id": "e_old"},
         **HX,
     )
-    assert r.status_code == 409 and "another tab" in r.content.decode()
+    body = r.content.decode()
+    assert r.status_code == 409 and "another tab" in body
+    assert 'id="tree"' in body and f'data-leaf-id="{article.leaf_id}"' in body  # caught up
     assert ComicSession.objects.get(pk=article.id).entry_count == article.entry_count
 
 

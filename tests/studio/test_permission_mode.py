@@ -42,3 +42,32 @@ def test_others_get_404(client, bob, episode):
     client.force_login(bob)
     r = client.post(f"/sessions/{episode.id}/permission-mode", {"mode": "auto"})
     assert r.status_code == 404
+
+
+def test_a_stale_switch_writes_nothing_and_brings_the_page_up_to_date(client, alice, episode):
+    # The page may be a moment behind the session (a run's last update still on its way):
+    # the refusal carries the regions at the current leaf, so the next click goes through.
+    client.force_login(alice)
+    client.post(f"/sessions/{episode.id}/permission-mode", {"mode": "auto"}, **HX)
+    episode.refresh_from_db()
+    leaf, count = episode.leaf_id, episode.entry_count
+    assert leaf
+    r = client.post(
+        f"/sessions/{episode.id}/permission-mode",
+        {"mode": "ask", "expected_leaf_id": "e_behind"},
+        **HX,
+    )
+    body = r.content.decode()
+    assert r.status_code == 409 and "another tab" in body
+    assert 'id="character-state"' in body and f'name="expected_leaf_id" value="{leaf}"' in body
+    assert 'data-mode="auto" aria-pressed="true"' in body  # as it still is
+    episode.refresh_from_db()
+    assert episode.entry_count == count
+    again = client.post(
+        f"/sessions/{episode.id}/permission-mode",
+        {"mode": "ask", "expected_leaf_id": leaf},
+        **HX,
+    )
+    assert again.status_code == 200
+    episode.refresh_from_db()
+    assert app_state_at(session=episode)["permission_mode"] == "ask"

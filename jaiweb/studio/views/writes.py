@@ -82,7 +82,14 @@ def refusal_message(exc: StoreError) -> str:
 
 
 def _refusal(request: HttpRequest, session, exc: StoreError) -> HttpResponse:
-    return _refused(request, session, refusal_message(exc), exc.http_status)
+    """A refused write's answer; after a stale leaf (another tab, or a run's last update
+    still on its way) it also brings the page to where the session is now, as the message
+    says, so the next click carries the current leaf."""
+    response = _refused(request, session, refusal_message(exc), exc.http_status)
+    if isinstance(exc, StaleLeaf) and is_htmx(request):
+        session.refresh_from_db()
+        response.content += answer_regions_html(session=session, language=get_language()).encode()
+    return response
 
 
 @login_required
@@ -94,15 +101,9 @@ def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         prompt_submit(session=session, user=request.user, text=text, expected_leaf_id=expected)
     except StoreError as exc:
-        response = _refusal(request, session, exc)
+        response = _refusal(request, session, exc)  # a stale one keeps the typed text
         if isinstance(exc, PromptRateLimited):
             response["Retry-After"] = str(exc.retry_after)
-        if isinstance(exc, StaleLeaf) and is_htmx(request):
-            # The page was behind (another tab moved on): bring it to where the session is
-            # now, so the next send carries the current leaf. The typed text stays.
-            session.refresh_from_db()
-            html = answer_regions_html(session=session, language=get_language())
-            response.content += html.encode()
         return response
     return _done(request, session, status=202)
 
