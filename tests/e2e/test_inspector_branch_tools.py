@@ -23,6 +23,7 @@ from tests.e2e.helpers import (
     shot,
     tree_turns,
     wait_character_state,
+    wait_page_at_leaf,
     wait_run_finished,
     wait_tree_has,
     wait_until,
@@ -179,6 +180,7 @@ def test_regenerate_grows_a_sibling_and_a_resent_prompt_keeps_the_old_branch(sha
         send_prompt(page, text)
         wait_until(lambda n=n: len(branch_entry_ids(session_id)) == 2 * n, 20, f"turn {n}")
         wait_run_finished(session_id)
+        wait_page_at_leaf(page, session_id)  # the next prompt carries the leaf the run left
     ids = branch_entry_ids(session_id)  # u1 a1 u2 a2
     wait_tree_has(page, ids)
 

@@ -246,6 +246,7 @@ def test_help_and_chips_fill_in_the_directors_commands(shared_studio, page):
     approve_next(page)
     wait_run_finished(session_id)
     panels(page).first.wait_for()
+    wait_page_at_leaf(page, session_id)  # the next prompt carries the leaf the run left
 
     # publishing is free: the card says so, and shows the panel with its caption
     page.locator('[data-chip="publish"]').click()
@@ -312,7 +313,7 @@ def test_an_approval_card_leaves_the_prompt_box_in_view(shared_studio, browser):
             send_prompt(page, f"/draw the crowd, panel {n}")
             wait_until(lambda n=n: panels(page).count() == n + 1, 20, f"panel {n}")
             wait_run_finished(session_id)
-        wait_page_at_leaf(page, session_id)  # else the click may carry the leaf before
+            wait_page_at_leaf(page, session_id)  # else the next write carries the leaf before
         page.locator('#character-state [data-mode="ask"]').click()
         page.locator('#character-state [data-mode="ask"][aria-pressed="true"]').wait_for()
         send_prompt(page, "/draw the referee counts to ten")

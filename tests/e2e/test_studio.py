@@ -25,6 +25,7 @@ from tests.e2e.helpers import (
     tree_ids,
     wait_character_state,
     wait_credits,
+    wait_page_at_leaf,
     wait_run_finished,
     wait_stream_has,
     wait_tree_has,
@@ -301,6 +302,7 @@ def test_a_tab_behind_another_is_told_the_session_moved_on_and_keeps_its_text(
         send_prompt(first, text)
         wait_until(lambda n=n: len(branch_entry_ids(session_id)) == 2 * n, 20, f"run {n}")
         wait_run_finished(session_id)
+        wait_page_at_leaf(first, session_id)  # the next prompt carries the leaf the run left
     ids = branch_entry_ids(session_id)
     wait_tree_has(first, ids)
 
