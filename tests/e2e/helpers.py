@@ -210,9 +210,9 @@ def wait_page_at_leaf(page, session_id: str, timeout: float = TIMEOUT_MS) -> Non
 
     deadline = time.monotonic() + timeout / 1000
     while True:
-        leaf = ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id)
+        leaf = ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id) or ""
         forms = page.locator('#character-state input[name="expected_leaf_id"]')
-        shown = [*forms.evaluate_all("els => els.map(e => e.value)")]
+        shown = forms.evaluate_all("els => els.map(e => e.value)")  # "" for an empty session
         shown.append(page.locator("#prompt-leaf").input_value())
         if set(shown) == {leaf}:
             return

@@ -37,7 +37,7 @@ from jaiweb.store.errors import (
 from jaiweb.studio.regions import answer_regions_html
 from jaiweb.studio.views.access import is_htmx, own_session
 from jaiweb.studio.views.pages import inspector_context
-from jaiweb.studio.views.writes import refusal_message
+from jaiweb.studio.views.writes import caught_up_html, refusal_message
 from journal.errors import UnknownEntry
 
 TITLE_MAX = 200  # a session's title (store.services.session_create)
@@ -78,8 +78,7 @@ def _refused(
         return redirect("studio-session", session.id)
     html = render_to_string("studio/form-error.html", {"message": message})
     if isinstance(exc, StaleLeaf):
-        session.refresh_from_db()
-        html += answer_regions_html(session=session, language=get_language())
+        html += caught_up_html(session)
         html += _inspector(request, session, entry_id, kept)
     response = HttpResponse(html, status=exc.http_status)
     if isinstance(exc, PromptRateLimited):

@@ -81,14 +81,18 @@ def refusal_message(exc: StoreError) -> str:
     return str(exc)
 
 
+def caught_up_html(session) -> str:
+    """The regions at the session's leaf as it is now: what a refusal for a stale leaf
+    (another tab, or a run's last update still on its way) adds, as its message says, so
+    the page's next click carries the current leaf."""
+    session.refresh_from_db()
+    return answer_regions_html(session=session, language=get_language())
+
+
 def _refusal(request: HttpRequest, session, exc: StoreError) -> HttpResponse:
-    """A refused write's answer; after a stale leaf (another tab, or a run's last update
-    still on its way) it also brings the page to where the session is now, as the message
-    says, so the next click carries the current leaf."""
     response = _refused(request, session, refusal_message(exc), exc.http_status)
     if isinstance(exc, StaleLeaf) and is_htmx(request):
-        session.refresh_from_db()
-        response.content += answer_regions_html(session=session, language=get_language()).encode()
+        response.content += caught_up_html(session).encode()
     return response
 
 
