@@ -409,6 +409,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Every answer without a policy of its own gets the site's (jaiweb/ops/csp.py): scripts,
+    # styles and connections from the site only, nothing inline, no framing.
+    "jaiweb.ops.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
