@@ -10,9 +10,9 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from jaiweb.render.backends.local import LocalRenderer
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
 from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
-from jaiweb.render.renderers import LocalRenderer
 from jaiweb.render.selectors import image_for_viewer, render_job_lookup, wallet_balance
 from jaiweb.render.services import (
     PANEL_COST,
@@ -39,12 +39,12 @@ class CountingRenderer(LocalRenderer):
         self.delay = delay
         self.fail = fail
 
-    def render(self, params):
+    def render(self, params, *, key, progress=None):
         self.calls += 1
         time.sleep(self.delay)
         if self.fail:
             raise RuntimeError("GPU on fire")
-        return super().render(params)
+        return super().render(params, key=key, progress=progress)
 
 
 def charges(key=None):
