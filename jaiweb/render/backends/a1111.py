@@ -105,29 +105,28 @@ class A1111Renderer:
         body = self.request(params, key=key)
         outcome: dict[str, Any] = {}
         done = threading.Event()
+        with httpx.Client(timeout=self.timeout) as client:
 
-        def post() -> None:
-            try:
-                outcome["answer"] = httpx.post(
-                    f"{self.url}/sdapi/v1/txt2img", json=body, timeout=self.timeout
-                )
-            except Exception as exc:  # handed to the caller's thread below
-                outcome["error"] = exc
-            finally:
-                done.set()
+            def post() -> None:
+                try:
+                    outcome["answer"] = client.post(f"{self.url}/sdapi/v1/txt2img", json=body)
+                except Exception as exc:  # handed to the caller's thread below
+                    outcome["error"] = exc
+                finally:
+                    done.set()
 
-        if progress is None:
-            post()
-        else:
-            # The request runs beside this thread; this one asks for progress meanwhile, so
-            # the callback (which writes to the database) stays on the caller's thread.
-            worker = threading.Thread(target=post, name="a1111-txt2img", daemon=True)
-            worker.start()
-            while not done.wait(self.poll_seconds):
-                step = self._sampling_step()
-                if step is not None:
-                    progress(*step)
-            worker.join()
+            if progress is None:
+                post()
+            else:
+                # The request runs beside this thread, which asks for progress meanwhile:
+                # the callback (it writes to the database) stays on the caller's thread.
+                worker = threading.Thread(target=post, name="a1111-txt2img", daemon=True)
+                worker.start()
+                while not done.wait(self.poll_seconds):
+                    step = self._sampling_step(client)
+                    if step is not None:
+                        progress(*step)
+                worker.join()
         if "error" in outcome:
             raise self._unreachable(outcome["error"]) from None
         return self._image(outcome["answer"])
@@ -159,10 +158,10 @@ class A1111Renderer:
             return f"the web UI answered HTTP {answer.status_code}"
         return None
 
-    def _sampling_step(self) -> tuple[int, int] | None:
+    def _sampling_step(self, client: httpx.Client) -> tuple[int, int] | None:
         """The sampler's (step, steps) now, or None when the web UI does not say."""
         try:
-            answer = httpx.get(
+            answer = client.get(
                 f"{self.url}/sdapi/v1/progress",
                 params={"skip_current_image": "true"},
                 timeout=PROBE_TIMEOUT,
