@@ -86,6 +86,19 @@ def test_a_validation_error_says_which_field(configured, a1111, alice):
     assert charges() == 0
 
 
+def test_an_answer_without_a_picture_is_refused(configured, a1111, alice):
+    a1111.answer_next(200, "<html>a proxy's page</html>")
+    with pytest.raises(RenderFailed, match="answered with something other than JSON"):
+        render_request(user=alice, key="k1", params=PARAMS)
+    a1111.answer_next(200, {"images": [], "parameters": {}, "info": "{}"})
+    with pytest.raises(RenderFailed, match="answered with no image"):
+        render_request(user=alice, key="k2", params=PARAMS)
+    a1111.answer_next(200, {"images": ["not base64!"], "parameters": {}, "info": "{}"})
+    with pytest.raises(RenderFailed, match="not valid base64"):
+        render_request(user=alice, key="k3", params=PARAMS)
+    assert charges() == 0 and not Image.objects.exists()
+
+
 def test_a_web_ui_started_without_api_says_so(configured, alice):
     server = FakeA1111(api=False)
     server.start()

@@ -151,6 +151,9 @@ def test_an_answer_that_is_not_a_picture_is_refused(configured, openai_images, a
     openai_images.answer_next(200, {"created": 1, "data": [{"url": "https://x.example/a.png"}]})
     with pytest.raises(RenderFailed, match=r"no base64 image \(only a URL\)"):
         render_request(user=alice, key="k2", params=PARAMS)
+    openai_images.answer_next(200, "<html>a proxy's page</html>")
+    with pytest.raises(RenderFailed, match="answered with no image"):
+        render_request(user=alice, key="k3", params=PARAMS)
     assert charges() == 0 and not Image.objects.exists()
 
 

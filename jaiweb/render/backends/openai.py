@@ -104,17 +104,22 @@ class OpenAIImagesRenderer:
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             raise BackendError(f"could not reach {self._server()}: {cause}") from None
+        except openai.OpenAIError as exc:
+            raise BackendError(
+                f"{self._server()} sent an answer that cannot be read: {exc}"
+            ) from None
         finally:
             client.close()
-        data = answer.data or []
-        if not data:
+        data = getattr(answer, "data", None)
+        first = data[0] if isinstance(data, list) and data else None
+        if first is None or not hasattr(first, "b64_json"):
             raise BackendError(f"{self._server()} answered with no image")
-        if not data[0].b64_json:
+        if not first.b64_json:
             raise BackendError(
                 f"{self._server()} answered with no base64 image"
-                + (" (only a URL)" if data[0].url else "")
+                + (" (only a URL)" if first.url else "")
             )
-        return decode_base64_image(data[0].b64_json, server=self._server())
+        return decode_base64_image(first.b64_json, server=self._server())
 
     def describe(self) -> str:
         if self.custom_server:
