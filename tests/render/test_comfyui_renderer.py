@@ -4,6 +4,7 @@ a second render of a prompt that ran, across restarts of ComfyUI and of ourselve
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -12,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from jaiweb.render.backends.comfyui import (
     ComfyUIError,
@@ -314,3 +316,38 @@ def test_a_finished_prompt_whose_file_was_deleted_is_an_error_not_a_second_rende
     with pytest.raises(ComfyUIError, match="is gone from its output folder"):
         renderer(comfyui).render(PARAMS, key="deleted")
     assert comfyui.executions == {prompt_id_for("deleted"): 1}
+
+
+# --- configuration ------------------------------------------------------------------------
+
+
+def test_a_password_in_the_url_is_sent_as_basic_auth_and_never_shown(comfyui):
+    url = comfyui.url.replace("http://", "http://artist:s%40cret@")
+    render = ComfyUIRenderer(url=url, poll_seconds=0.02)
+    assert "s@cret" not in render.describe() and "artist" not in render.describe()
+    assert render.describe().startswith(f"Panels come from ComfyUI at {comfyui.url},")
+    render.render(PARAMS, key="behind-a-proxy")
+    expected = "Basic " + base64.b64encode(b"artist:s@cret").decode()
+    assert comfyui.authorizations and set(comfyui.authorizations) == {expected}
+
+
+def test_from_settings_builds_the_backend_and_names_a_bad_variable(settings, tmp_path):
+    settings.JAIWEB_COMFYUI_URL = "http://gpu-box:8188"
+    settings.JAIWEB_COMFYUI_WORKFLOW = None
+    settings.JAIWEB_COMFYUI_CHECKPOINT = "dreamshaper_8.safetensors"
+    render = ComfyUIRenderer.from_settings()
+    assert (
+        render.describe()
+        == "Panels come from ComfyUI at http://gpu-box:8188, workflow sd15-default."
+    )
+    assert render.values(PARAMS, key="k")["checkpoint"] == "dreamshaper_8.safetensors"
+    settings.JAIWEB_COMFYUI_WORKFLOW = str(tmp_path / "missing.json")
+    with pytest.raises(ImproperlyConfigured, match=r"JAIWEB_COMFYUI_WORKFLOW: .*missing\.json"):
+        ComfyUIRenderer.from_settings()
+    settings.JAIWEB_COMFYUI_URL = None
+    with pytest.raises(ImproperlyConfigured, match="JAIWEB_COMFYUI_URL must be set"):
+        ComfyUIRenderer.from_settings()
+    settings.JAIWEB_COMFYUI_URL = "gpu-box:8188"
+    settings.JAIWEB_COMFYUI_WORKFLOW = None
+    with pytest.raises(ImproperlyConfigured, match="JAIWEB_COMFYUI_URL: "):
+        ComfyUIRenderer.from_settings()

@@ -27,7 +27,7 @@ What it does is what issue 28 observed of a real ComfyUI:
 
 ``executions[id]`` counts the runs each prompt id started; ``posts`` holds every
 ``POST /prompt`` body, ``accepted`` the ones that were queued, ``requests`` every request
-as ``(method, path)``.
+as ``(method, path)`` and ``authorizations`` its ``Authorization`` header.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ class FakeComfyUI:
         self.posts: list[Any] = []  # every POST /prompt body
         self.accepted: list[dict[str, Any]] = []  # the bodies that went into the queue
         self.requests: list[tuple[str, str]] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self.url = ""
         self.port = 0
         self._lock = threading.Condition()
@@ -722,6 +723,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         parts = urlsplit(self.path)
         fake.requests.append(("GET", parts.path))
+        fake.authorizations.append(self.headers.get("Authorization"))
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         if parts.path == "/ws":
             return self._websocket(query.get("clientId") or str(uuid.uuid4()))
@@ -744,6 +746,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         path = urlsplit(self.path).path
         fake.requests.append(("POST", path))
+        fake.authorizations.append(self.headers.get("Authorization"))
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
             body: Any = json.loads(raw)

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -49,6 +49,7 @@ MIN_SIZE, MAX_SIZE = 16, 16384  # what ComfyUI's EmptyLatentImage accepts
 MAX_SEED = 2**64 - 1
 OUTPUT_FOLDER = "jaiweb"
 PLACEHOLDERS = ("prompt", "negative_prompt", "seed", "width", "height", "checkpoint")
+PROBE_SECONDS = 2.0  # /healthz asks the backend within this
 MAX_REQUEUES = 3  # a prompt ComfyUI lost (a restart) is queued again this often at most
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -241,7 +242,13 @@ class ComfyUIRenderer:
             raise ValueError(f"the ComfyUI URL must look like http://host:8188, not {url!r}")
         if timeout_seconds <= 0 or poll_seconds <= 0 or request_seconds <= 0:
             raise ValueError("the ComfyUI timeouts and poll interval must be positive")
-        self.url = url.rstrip("/")
+        # A user:password in the URL (a ComfyUI behind a proxy's basic auth) is sent as such
+        # and never shown: ``url`` is the address without it.
+        self.auth = (
+            (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
+        )
+        netloc = parts.netloc.rpartition("@")[2]
+        self.url = parts._replace(netloc=netloc, query="", fragment="").geturl().rstrip("/")
         self.workflow_path = Path(workflow_path) if workflow_path else BUNDLED_WORKFLOW
         self.checkpoint = checkpoint or DEFAULT_CHECKPOINT
         self.timeout_seconds = timeout_seconds
@@ -255,13 +262,44 @@ class ComfyUIRenderer:
             raise ComfyUIWorkflowError(problems)
         self.workflow: dict[str, Any] = workflow
 
+    @classmethod
+    def from_settings(cls) -> ComfyUIRenderer:
+        """The backend ``JAIWEB_COMFYUI_URL``, ``JAIWEB_COMFYUI_WORKFLOW`` and
+        ``JAIWEB_COMFYUI_CHECKPOINT`` describe; a bad value is refused naming its variable."""
+        from django.conf import settings
+        from django.core.exceptions import ImproperlyConfigured
+
+        url = getattr(settings, "JAIWEB_COMFYUI_URL", None)
+        workflow = getattr(settings, "JAIWEB_COMFYUI_WORKFLOW", None)
+        if not url:
+            raise ImproperlyConfigured(
+                "JAIWEB_IMAGE_BACKEND is 'comfyui', so JAIWEB_COMFYUI_URL must be set "
+                "(for example http://127.0.0.1:8188)"
+            )
+        try:
+            return cls(
+                url=str(url),
+                workflow_path=Path(workflow) if workflow else None,
+                checkpoint=getattr(settings, "JAIWEB_COMFYUI_CHECKPOINT", None),
+            )
+        except ComfyUIWorkflowError as exc:
+            raise ImproperlyConfigured(f"JAIWEB_COMFYUI_WORKFLOW: {exc}") from exc
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"JAIWEB_COMFYUI_URL: {exc}") from exc
+
+    def client(self, *, timeout: float | None = None) -> httpx.Client:
+        """An HTTP client for ComfyUI's API."""
+        return httpx.Client(
+            base_url=self.url, auth=self.auth, timeout=timeout or self.request_seconds
+        )
+
     def describe(self) -> str:
         return f"Panels come from ComfyUI at {self.url}, workflow {self.workflow_path.stem}."
 
     def probe(self) -> str | None:
         """None when ComfyUI answers, else why it does not."""
         reason = "no answer"
-        with httpx.Client(base_url=self.url, timeout=3.0) as client:
+        with self.client(timeout=PROBE_SECONDS) as client:
             for path in ("/system_stats", "/queue"):
                 try:
                     response = client.get(path)
@@ -291,7 +329,7 @@ class ComfyUIRenderer:
         workflow = workflow_fill(
             self.workflow, prompt_id=prompt_id, values=self.values(params, key=key)
         )
-        with httpx.Client(base_url=self.url, timeout=self.request_seconds) as client:
+        with self.client() as client:
             return _Render(self, client, prompt_id, progress).run(workflow)
 
 
@@ -336,7 +374,9 @@ class _Render:
         if isinstance(found, RenderedImage):
             return found
         if renderer.websocket:
-            self.socket = _ProgressSocket(self.url, self.client_id, self.prompt_id)
+            self.socket = _ProgressSocket(
+                self.url, self.client_id, self.prompt_id, auth=renderer.auth
+            )
             self.socket.start()
         try:
             if found == ABSENT:
@@ -580,9 +620,12 @@ class _ProgressSocket(threading.Thread):
     """Listens on ``/ws?clientId=…`` for this prompt's sampler progress (``step``) and its
     end (``woken``). A minimal RFC 6455 client: text frames in, pongs and a close out."""
 
-    def __init__(self, url: str, client_id: str, prompt_id: str):
+    def __init__(
+        self, url: str, client_id: str, prompt_id: str, *, auth: tuple[str, str] | None = None
+    ):
         super().__init__(name=f"comfyui-ws-{prompt_id[:8]}", daemon=True)
         self.url = url
+        self.auth = auth
         self.client_id = client_id
         self.prompt_id = prompt_id
         self.step: tuple[int, int] = (0, 0)
@@ -615,11 +658,15 @@ class _ProgressSocket(threading.Thread):
         with sock:
             nonce = base64.b64encode(os.urandom(16)).decode()
             path = (parts.path or "").rstrip("/") + f"/ws?clientId={self.client_id}"
+            credentials = ""
+            if self.auth is not None:
+                token = base64.b64encode(":".join(self.auth).encode()).decode()
+                credentials = f"Authorization: Basic {token}\r\n"
             sock.sendall(
                 (
                     f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
                     f"Connection: Upgrade\r\nSec-WebSocket-Key: {nonce}\r\n"
-                    "Sec-WebSocket-Version: 13\r\n\r\n"
+                    f"Sec-WebSocket-Version: 13\r\n{credentials}\r\n"
                 ).encode()
             )
             reader = sock.makefile("rb")
