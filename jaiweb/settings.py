@@ -425,6 +425,11 @@ if JAIWEB_IMAGE_BACKEND == "openai" and JAIWEB_IMAGE_BASE_URL is None and not JA
 JAIWEB_A1111_URL = env_url("JAIWEB_A1111_URL") or "http://127.0.0.1:7860"
 JAIWEB_A1111_SIZE = env_image_size("JAIWEB_A1111_SIZE", "512x512", multiple=8)
 JAIWEB_A1111_STEPS = env_int("JAIWEB_A1111_STEPS", 20, min=1, max=150)
+# ComfyUI: its address, an API-format workflow (default: the bundled SD-1.5 one) and the
+# checkpoint file the bundled workflow loads. The workflow is checked at start-up.
+JAIWEB_COMFYUI_URL = env_url("JAIWEB_COMFYUI_URL") or "http://127.0.0.1:8188"
+JAIWEB_COMFYUI_WORKFLOW = env_str("JAIWEB_COMFYUI_WORKFLOW")
+JAIWEB_COMFYUI_CHECKPOINT = env_str("JAIWEB_COMFYUI_CHECKPOINT")
 
 JAIWEB_FEED_URL = env_url("JAIWEB_FEED_URL")
 # The HMAC key of the feed webhook (jaiweb/feed), shared by publish_panel and the receiver,

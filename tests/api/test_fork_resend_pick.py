@@ -146,9 +146,7 @@ def test_what_a_subtree_spent_counts_every_branch_under_it_and_a_pick_costs_noth
     assert as_alice.get(f"/sessions/{story.id}/entries/zz/effects").status_code == 404
 
 
-def test_a_fork_or_a_pick_never_carries_a_panel_to_another_users_session(
-    alice, bob, as_bob, story
-):
+def test_a_fork_or_a_pick_never_carries_a_panel_to_another_users_session(alice, bob, as_bob, story):
     """Issue 27: a fork and a cherry-pick stay inside one owner's sessions, so another user
     can neither fork Alice's session (and with it her panels) nor pick her panel."""
     from jaiweb.store.errors import SessionNotFound

@@ -53,9 +53,7 @@ def test_no_module_of_journal_imports_io_clock_or_randomness():
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module]
-            offenders += [
-                f"{name}: {n}" for n in names if n.split(".")[0] in FORBIDDEN_MODULES
-            ]
+            offenders += [f"{name}: {n}" for n in names if n.split(".")[0] in FORBIDDEN_MODULES]
             if isinstance(node, ast.Attribute) and node.attr in {"now", "utcnow", "today"}:
                 offenders.append(f"{name}: .{node.attr}()")
     assert offenders == []

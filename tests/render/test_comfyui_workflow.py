@@ -182,7 +182,7 @@ def test_the_placeholders_are_filled_with_numbers_as_numbers_and_save_nodes_redi
     assert filled["5"]["inputs"]["height"] == 512
     assert filled["4"]["inputs"]["ckpt_name"] == "dreamshaper_8.safetensors"
     assert filled["6"]["inputs"]["text"] == (
-        "Comic panel. Pig-Man eats a lollipop. Characters: Pig-Man: super lollipop, proud"
+        "Comic book panel. Pig-Man eats a lollipop\nCharacters: Pig-Man (super lollipop, proud)"
     )
     assert filled["7"]["inputs"]["text"]  # the default negative prompt
     assert filled["9"]["inputs"]["filename_prefix"] == "jaiweb/abc"

@@ -7,7 +7,7 @@ import time
 from pydantic import Field
 
 from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
-from jaiweb.render.backends import renderer_for_settings
+from jaiweb.render.backends import backend_policy, renderer_for_settings
 from jaiweb.render.errors import RenderError, RenderInProgress
 from jaiweb.render.services import PANEL_COST, render_lease_seconds, render_request
 from journal.records import Policy
@@ -31,7 +31,7 @@ class GenerateImage(Tool):
     args = ImageArgs
 
     def policy(self) -> Policy:
-        return renderer_for_settings().policy
+        return backend_policy()
 
     def approval_cost(self, state):
         return None if state.permission_mode == "auto" else PANEL_COST

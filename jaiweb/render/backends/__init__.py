@@ -28,6 +28,8 @@ __all__ = [
     "Progress",
     "RenderedImage",
     "Renderer",
+    "backend_policy",
+    "image_backend_problems",
     "renderer_for_settings",
 ]
 
@@ -48,10 +50,33 @@ def renderer_for_settings() -> Renderer:
 
         return A1111Renderer.from_settings()
     if backend == "comfyui":
-        # The ComfyUI backend plugs in here, from its own module:
-        #     from jaiweb.render.backends.comfyui import ComfyUIRenderer
-        #     return ComfyUIRenderer.from_settings()
-        raise ImproperlyConfigured(
-            "JAIWEB_IMAGE_BACKEND is 'comfyui', but this build has no ComfyUI backend"
-        )
+        from jaiweb.render.backends.comfyui import ComfyUIRenderer
+
+        return ComfyUIRenderer.from_settings()
     raise ImproperlyConfigured(f"JAIWEB_IMAGE_BACKEND names no known backend: {backend!r}")
+
+
+def backend_policy() -> BackendPolicy:
+    """What the configured backend promises after a crash, read from its class: the tool
+    asks at every T1, so nothing is built, read or connected for it."""
+    backend = settings.JAIWEB_IMAGE_BACKEND
+    if backend == "openai":
+        from jaiweb.render.backends.openai import OpenAIImagesRenderer as chosen
+    elif backend == "a1111":
+        from jaiweb.render.backends.a1111 import A1111Renderer as chosen
+    elif backend == "comfyui":
+        from jaiweb.render.backends.comfyui import ComfyUIRenderer as chosen
+    else:
+        chosen = LocalRenderer
+    return chosen.policy
+
+
+def image_backend_problems() -> list[str]:
+    """Why the configured backend cannot be built (a missing or broken ComfyUI workflow, a
+    URL left unset), each naming its variable; empty when it can. Start-up and
+    ``manage.py check`` refuse to go on with any."""
+    try:
+        renderer_for_settings()
+    except ImproperlyConfigured as exc:
+        return [str(exc)]
+    return []

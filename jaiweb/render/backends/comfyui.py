@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from jaiweb.render.renderers import RenderedImage
+from jaiweb.render.backends.base import RenderedImage, image_prompt
 
 BUNDLED_WORKFLOW = Path(__file__).resolve().parent / "workflows" / "sd15-default.json"
 # The checkpoint the bundled workflow loads when none is configured: the file name that
@@ -88,18 +88,6 @@ def seed_for(key: str) -> int:
     """The seed of a render whose parameters name none: derived from its key, so a repeat of
     the key draws the same picture."""
     return int.from_bytes(hashlib.sha256(b"jaiweb-seed:" + key.encode()).digest()[:6], "big")
-
-
-def image_prompt(params: dict[str, Any]) -> str:
-    """The positive prompt: the panel's prompt and the characters as they are now."""
-    characters = params.get("characters") or {}
-    described = "; ".join(
-        f"{name}: " + ", ".join(str(s[k]) for k in ("buff", "skill", "mood") if s.get(k))
-        for name, s in characters.items()
-        if isinstance(s, dict)
-    )
-    prompt = f"Comic panel. {str(params.get('prompt', '')).strip()}"
-    return f"{prompt}. Characters: {described}" if described else prompt
 
 
 # --- the workflow -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 
 from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.live.push import ChannelLayerSink
+from jaiweb.ops.startup import refuse_a_broken_image_backend
 
 
 class Command(BaseCommand):
@@ -21,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=4, help="operations run at once")
 
     def handle(self, *args, workers, **options):
+        refuse_a_broken_image_backend()
         if not settings.REDIS_URL:
             self.stderr.write(
                 "warning: REDIS_URL is not set, so browsers watching through a web process "

@@ -17,6 +17,8 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from jaiweb.ops.startup import refuse_a_broken_image_backend
+
 # How long a stopping studio waits for its runs to reach a step boundary and hand their
 # operations back; a run still inside a step then (a slow model, a render) is left to the
 # next runner, which sees this process gone and takes its lease over at once.
@@ -70,6 +72,7 @@ class Command(BaseCommand):
         if not 0 <= port <= 65535:
             raise CommandError(f"--port must be between 0 and 65535, got {port}")
         verbosity = options["verbosity"]
+        refuse_a_broken_image_backend()
 
         if options["migrate"]:
             call_command("migrate", interactive=False, verbosity=max(verbosity - 1, 0))
