@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from jaiweb.live.push import regions_answered
+from jaiweb.render.backends import backend_label
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
 from jaiweb.sessions.status import UNREAD
@@ -67,6 +68,7 @@ def _run_part(session: ComicSession, state: dict, operation: object = UNREAD) ->
         "run": run_view(session=session, operation=operation),
         "offline_director": not settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
+        "image_backend": backend_label(),
         "panel_cost": PANEL_COST,
     }
 

@@ -88,3 +88,43 @@ def test_others_get_404_and_anonymous_the_login(client, bob, episode):
     client.force_login(bob)
     assert client.get(f"/sessions/{episode.id}/").status_code == 404
     assert client.get("/sessions/s_nope/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("backend", "extra", "english", "chinese"),
+    [
+        (
+            "comfyui",
+            {
+                "JAIWEB_COMFYUI_URL": "http://me:secret@gpu-box:8188",
+                "JAIWEB_COMFYUI_WORKFLOW": None,
+            },
+            "Panels come from ComfyUI at http://gpu-box:8188. Workflow: sd15-default.",
+            "分镜由 http://gpu-box:8188 上的 ComfyUI 生成。 工作流：sd15-default。",
+        ),
+        (
+            "a1111",
+            {"JAIWEB_A1111_URL": "http://gpu-box:7860"},
+            "Panels come from AUTOMATIC1111 at http://gpu-box:7860.",
+            "分镜由 http://gpu-box:7860 上的 AUTOMATIC1111 生成。",
+        ),
+        (
+            "openai",
+            {"JAIWEB_IMAGE_BASE_URL": None, "JAIWEB_IMAGE_MODEL": "gpt-image-1"},
+            "Panels come from OpenAI Images at https://api.openai.com. Model: gpt-image-1.",
+            "分镜由 https://api.openai.com 上的 OpenAI Images 生成。 模型：gpt-image-1。",
+        ),
+    ],
+)
+def test_the_notice_names_the_image_backend_in_the_pages_language(
+    client, alice, episode, settings, backend, extra, english, chinese
+):
+    """Issue 28: the notice says what draws the panels, never a password in its address."""
+    settings.JAIWEB_IMAGE_BACKEND = backend
+    for name, value in extra.items():
+        setattr(settings, name, value)
+    client.force_login(alice)
+    body = client.get(f"/sessions/{episode.id}/").content.decode()
+    assert english in body and "local SVG renderer" not in body and "secret" not in body
+    zh = client.get(f"/sessions/{episode.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert chinese in zh

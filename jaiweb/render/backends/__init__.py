@@ -9,6 +9,9 @@ the default start-up loads no HTTP client.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -18,6 +21,7 @@ from jaiweb.render.backends.base import (
     Progress,
     RenderedImage,
     Renderer,
+    server_place,
 )
 from jaiweb.render.backends.local import LocalRenderer
 
@@ -28,6 +32,8 @@ __all__ = [
     "Progress",
     "RenderedImage",
     "Renderer",
+    "BackendLabel",
+    "backend_label",
     "backend_policy",
     "image_backend_problems",
     "renderer_for_settings",
@@ -80,3 +86,35 @@ def image_backend_problems() -> list[str]:
     except ImproperlyConfigured as exc:
         return [str(exc)]
     return []
+
+
+@dataclass(frozen=True, slots=True)
+class BackendLabel:
+    """What the studio tells a user about the backend drawing their panels: its name, the
+    server (scheme, host and port, never a password), and the model or workflow in use."""
+
+    name: str
+    where: str
+    detail_kind: str = ""  # "model" or "workflow"
+    detail: str = ""
+
+
+def backend_label() -> BackendLabel | None:
+    """The configured backend as the session's notice names it, from the settings alone
+    (no file read, no connection); None for the local renderer, which has its own notice."""
+    backend = settings.JAIWEB_IMAGE_BACKEND
+    if backend == "openai":
+        from jaiweb.render.backends.openai import DEFAULT_BASE_URL
+
+        where = server_place(settings.JAIWEB_IMAGE_BASE_URL or DEFAULT_BASE_URL)
+        return BackendLabel("OpenAI Images", where, "model", settings.JAIWEB_IMAGE_MODEL)
+    if backend == "a1111":
+        return BackendLabel("AUTOMATIC1111", server_place(settings.JAIWEB_A1111_URL))
+    if backend == "comfyui":
+        from jaiweb.render.backends.comfyui import BUNDLED_WORKFLOW
+
+        workflow = Path(settings.JAIWEB_COMFYUI_WORKFLOW or BUNDLED_WORKFLOW).stem
+        return BackendLabel(
+            "ComfyUI", server_place(settings.JAIWEB_COMFYUI_URL), "workflow", workflow
+        )
+    return None
