@@ -27,12 +27,12 @@ from jaiweb.render.backends.local import LocalRenderer
 
 __all__ = [
     "BackendError",
+    "BackendLabel",
     "BackendPolicy",
     "LocalRenderer",
     "Progress",
     "RenderedImage",
     "Renderer",
-    "BackendLabel",
     "backend_label",
     "backend_policy",
     "image_backend_problems",
