@@ -30,6 +30,7 @@ from jaiweb.agent.faults import Faults
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers import provider_for_settings
 from jaiweb.agent.providers.base import Provider
+from jaiweb.agent.slots import Slot, holding
 from jaiweb.agent.state import UnreadableAppState
 from jaiweb.agent.tools import default_tools
 from jaiweb.agent.tools.base import Tool
@@ -96,6 +97,9 @@ def holder_is_gone(owner: str) -> bool:
 @dataclass
 class RunnerConfig:
     workers: int = 4
+    # Threads beyond the workers, for operations that lent their slot while they wait on an
+    # outside server (jaiweb.agent.slots): this many such waits at once, per runner.
+    outside_waits: int = 32
     poll_seconds: float = 0.25
     max_claims: int = 8  # claims of one operation (a recovery pass counts) before giving up
     lease_seconds: int = field(default_factory=lambda: settings.JAIWEB_LEASE_SECONDS)
@@ -375,9 +379,13 @@ class Runner:
             if listener is not None:
                 listener.stop()
 
+    def _threads(self) -> int:
+        return self.config.workers + self.config.outside_waits
+
     def _claim_until(self, stop: threading.Event) -> None:
-        with ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run") as pool:
+        with ThreadPoolExecutor(self._threads(), thread_name_prefix="jaiweb-run") as pool:
             busy = threading.Semaphore(self.config.workers)
+            slot = Slot(release=busy.release, acquire=busy.acquire)
             while not stop.is_set() and not self.stopping.is_set():
                 if not busy.acquire(timeout=self.config.poll_seconds):
                     continue
@@ -391,7 +399,8 @@ class Runner:
 
                 def run(lease=lease):
                     try:
-                        self.run_claimed(lease)
+                        with holding(slot):
+                            self.run_claimed(lease)
                     finally:
                         busy.release()
                         connection_done()
@@ -402,8 +411,15 @@ class Runner:
     async def serve(self, stop: asyncio.Event) -> None:
         """On daphne's loop (``studio``): the recovery pass, then claims; runs go to threads."""
         loop = asyncio.get_running_loop()
-        pool = ThreadPoolExecutor(self.config.workers, thread_name_prefix="jaiweb-run")
-        busy = asyncio.Semaphore(self.config.workers)
+        pool = ThreadPoolExecutor(self._threads(), thread_name_prefix="jaiweb-run")
+        # A thread semaphore, not an asyncio one: an operation lends its slot back and takes
+        # one again from its worker thread (jaiweb.agent.slots).
+        busy = threading.Semaphore(self.config.workers)
+        slot = Slot(release=busy.release, acquire=busy.acquire)
+
+        def run_in_slot(lease: Lease) -> str:
+            with holding(slot):
+                return self.run_claimed(lease)
 
         def in_thread(fn, *args):
             def call():
@@ -425,8 +441,10 @@ class Runner:
         if listener is not None:  # prompts accepted by the other web processes
             listener.start()
         while not stop.is_set() and not self.stopping.is_set():
-            await busy.acquire()
-            if self.stopping.is_set():
+            if not await asyncio.to_thread(busy.acquire, timeout=self.config.poll_seconds):
+                continue
+            if self.stopping.is_set() or stop.is_set():
+                busy.release()
                 break
             lease = await in_thread(self.claim_or_wait)
             if lease is None:
@@ -434,7 +452,7 @@ class Runner:
                 await asyncio.to_thread(self.wake.wait, self.config.poll_seconds)
                 self.wake.clear()
                 continue
-            task = in_thread(self.run_claimed, lease)
+            task = in_thread(run_in_slot, lease)
             task.add_done_callback(lambda _f: busy.release())
         if listener is not None:
             await asyncio.to_thread(listener.stop)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 from pydantic import Field
 
+from jaiweb.agent import slots
 from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
 from jaiweb.render.backends import backend_policy, renderer_for_settings
 from jaiweb.render.errors import RenderError, RenderInProgress
-from jaiweb.render.services import PANEL_COST, render_lease_seconds, render_request
+from jaiweb.render.services import (
+    PANEL_COST,
+    RenderResult,
+    render_lease_seconds,
+    render_request,
+)
 from journal.records import Policy
 
 
@@ -44,23 +51,11 @@ class GenerateImage(Tool):
             },
         }
         renderer = renderer_for_settings()
-        deadline = time.monotonic() + render_lease_seconds() + 5
-        while True:
-            try:
-                result = render_request(
-                    user=ctx.owner, key=ctx.idempotency_key, params=params, renderer=renderer
-                )
-                break
-            except RenderInProgress:
-                # An earlier dispatch of this call crashed mid-render: its job is taken over
-                # once its lease runs out.
-                if time.monotonic() > deadline:
-                    return ToolOutput("the render is still in progress elsewhere", is_error=True)
-                time.sleep(0.5)
-            except RenderError as exc:  # not enough credits, a failed render: nothing charged
-                return ToolOutput(
-                    str(exc), is_error=True, details={"code": exc.code, "backend": renderer.name}
-                )
+        # A render on another server may take minutes: the run lends its worker back for it.
+        with slots.lent() if renderer.remote else nullcontext():
+            result = self._render(ctx, renderer, params)
+        if isinstance(result, ToolOutput):
+            return result
         ctx.faults.reach("during_tool", self.name)  # the render is done; its answer unused yet
         return ToolOutput(
             content="panel rendered"
@@ -73,3 +68,22 @@ class GenerateImage(Tool):
                 "replayed": result.replayed,
             },
         )
+
+    def _render(self, ctx: ToolContext, renderer, params: dict) -> RenderResult | ToolOutput:
+        """The render under the call's key, or the error result the call ends with."""
+        deadline = time.monotonic() + render_lease_seconds() + 5
+        while True:
+            try:
+                return render_request(
+                    user=ctx.owner, key=ctx.idempotency_key, params=params, renderer=renderer
+                )
+            except RenderInProgress:
+                # An earlier dispatch of this call crashed mid-render: its job is taken over
+                # once its lease runs out.
+                if time.monotonic() > deadline:
+                    return ToolOutput("the render is still in progress elsewhere", is_error=True)
+                time.sleep(0.5)
+            except RenderError as exc:  # not enough credits, a failed render: nothing charged
+                return ToolOutput(
+                    str(exc), is_error=True, details={"code": exc.code, "backend": renderer.name}
+                )

@@ -55,6 +55,7 @@ class A1111Renderer:
     for a web UI started with ``--api-auth``)."""
 
     name = "a1111"
+    remote = True
     policy: BackendPolicy = "at_most_once"
 
     def __init__(

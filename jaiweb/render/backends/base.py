@@ -38,6 +38,7 @@ class Renderer(Protocol):
 
     name: str
     policy: BackendPolicy
+    remote: bool  # render() waits on another server (its wait costs this process no CPU)
 
     def render(
         self, params: dict[str, Any], *, key: str, progress: Progress | None = None

@@ -211,6 +211,7 @@ class ComfyUIRenderer:
     so a key's render runs once even across crashes of ours and restarts of ComfyUI."""
 
     name = "comfyui"
+    remote = True
     policy = "idempotent"
 
     def __init__(

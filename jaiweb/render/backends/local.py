@@ -18,6 +18,7 @@ class LocalRenderer:
     """SVG panels from ``jaiweb.render.panel``: no network, nothing to probe."""
 
     name = "local"
+    remote = False
     policy: BackendPolicy = "idempotent"
 
     def render(

@@ -46,6 +46,7 @@ class OpenAIImagesRenderer:
     """One ``images.generate`` call per render, ``n=1``."""
 
     name = "openai"
+    remote = True
     policy: BackendPolicy = "at_most_once"
 
     def __init__(
