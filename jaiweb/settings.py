@@ -159,6 +159,30 @@ def _postgres_options(pairs: list[tuple[str, str]], bad) -> dict:
     return options
 
 
+def redis_caches(url: str) -> dict:
+    """Return CACHES on the Redis at ``url``.
+
+    While Redis cannot be reached, each process counts the rate limits on its own
+    (jaiweb/sessions/limits.py), so a call may fail fast: 1 s timeouts and one immediate
+    retry (for a pooled connection Redis has closed), where redis-py's default retries
+    with backoff took 4 s to give up on a refused connection.
+    """
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "OPTIONS": {
+                "socket_connect_timeout": 1,
+                "socket_timeout": 1,
+                "retry": Retry(NoBackoff(), 1),
+            },
+        }
+    }
+
+
 # --- environment -------------------------------------------------------------------
 
 DEBUG = env_bool("DEBUG", True)
@@ -302,13 +326,8 @@ if REDIS_URL:
             },
         }
     }
-    # Counters shared by every process (the prompt rate limit).
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-        }
-    }
+    # Counters shared by every process (the rate limits).
+    CACHES = redis_caches(REDIS_URL)
 else:
     # Only shared inside one process: the embedded mode (`manage.py studio`).
     CHANNEL_LAYERS = {

@@ -1,9 +1,12 @@
-"""GET /healthz: the database and the channel layer, each checked for real; 503 naming a failure."""
+"""GET /healthz: the database, the channel layer and the cache, each checked for real; 503
+naming a failure (the cache alone never makes it 503: tests/ops/test_redis_outage.py)."""
 
 import pytest
 from django.conf import settings
 
 pytestmark = pytest.mark.django_db
+
+ALL_WELL = {"cache": "ok"}
 
 
 def backend() -> str:
@@ -13,7 +16,13 @@ def backend() -> str:
 def test_it_works(client):
     r = client.get("/healthz")
     assert r.status_code == 200
-    assert r.json() == {"ok": True, "database": "ok", "channel_layer": "ok", "layer": backend()}
+    assert r.json() == {
+        "ok": True,
+        "database": "ok",
+        "channel_layer": "ok",
+        "layer": backend(),
+        **ALL_WELL,
+    }
     assert "no-cache" in r["Cache-Control"]
     assert "no-store" in r["Cache-Control"]
 
@@ -41,6 +50,7 @@ def test_it_reports_a_database_failure(client, monkeypatch):
         "database": "error",
         "channel_layer": "ok",
         "layer": backend(),
+        **ALL_WELL,
     }
 
 
@@ -53,6 +63,7 @@ def test_it_reports_a_broken_channel_layer(client, settings):
         "database": "ok",
         "channel_layer": "error",
         "layer": "tests.ops.layers.BrokenLayer",
+        **ALL_WELL,
     }
 
 
@@ -92,4 +103,10 @@ def test_redis_that_is_not_there(client, settings):
     }
     r = client.get("/healthz")
     assert r.status_code == 503
-    assert r.json() == {"ok": False, "database": "ok", "channel_layer": "error", "layer": REDIS}
+    assert r.json() == {
+        "ok": False,
+        "database": "ok",
+        "channel_layer": "error",
+        "layer": REDIS,
+        **ALL_WELL,
+    }
