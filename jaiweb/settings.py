@@ -379,6 +379,10 @@ JAIWEB_SHARE_VIEWS_PER_MINUTE = env_int("JAIWEB_SHARE_VIEWS_PER_MINUTE", 120, mi
 # The largest session file (a bundle with its panel images) an import takes; larger: 413.
 JAIWEB_MAX_BUNDLE_BYTES = env_int("JAIWEB_MAX_BUNDLE_BYTES", 32 * 1024 * 1024, min=1024)
 
+# /healthz reports the disk as full (503) when the filesystem of JAIWEB_MEDIA_ROOT, or of
+# the SQLite database, has less than this many MiB free. 0: only writes that failed.
+JAIWEB_DISK_MIN_FREE_MB = env_int("JAIWEB_DISK_MIN_FREE_MB", 64, min=0)
+
 # GET /metrics: unset, only from loopback (and not through a proxy); set, only with
 # `Authorization: Bearer <token>`. At least 16 characters of A-Z a-z 0-9 - . _ ~ + / =.
 JAIWEB_METRICS_TOKEN = env_str("JAIWEB_METRICS_TOKEN")
@@ -435,6 +439,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A page's write on a full disk: 503, not 500 (the API has its own handlers).
+    "jaiweb.ops.disk.OutOfSpaceMiddleware",
     # Innermost: /api/v1/ writes in one transaction, every /api/v1/ answer JSON.
     "jaiweb.api.middleware.ApiMiddleware",
 ]

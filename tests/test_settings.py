@@ -40,6 +40,7 @@ PROD = {"DEBUG": "0", "SECRET_KEY": PROD_KEY, "JAIWEB_FEED_SECRET": PROD_FEED}
         ("JAIWEB_PROMPTS_PER_MINUTE", "0"),
         ("JAIWEB_SHARE_VIEWS_PER_MINUTE", "0"),
         ("JAIWEB_HTTPS", "sometimes"),
+        ("JAIWEB_DISK_MIN_FREE_MB", "-1"),
     ],
 )
 def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
@@ -138,6 +139,7 @@ def test_defaults():
     assert s["JAIWEB_LEASE_SECONDS"] == 15
     assert s["JAIWEB_CONTEXT_BUDGET"] == 24000
     assert s["JAIWEB_MAX_PROMPT_CHARS"] == 4000
+    assert s["JAIWEB_DISK_MIN_FREE_MB"] == 64
 
 
 def test_good_values_parse():

@@ -1,8 +1,8 @@
 """GET /healthz (is this process able to serve?) and GET /metrics (Prometheus text format).
 
-/healthz checks what a web process cannot work without: its database (``SELECT 1``) and
-its channel layer (a message sent to a fresh channel and received back), and answers 503
-naming the part that failed. It also
+/healthz checks what a web process cannot work without: its database (``SELECT 1``), its
+channel layer (a message sent to a fresh channel and received back) and room on its
+disks (``jaiweb.ops.disk``), and answers 503 naming the part that failed. It also
 reports the cache (a value written and read back): without it the process still serves,
 each process counting the rate limits on its own, so the cache alone never makes it 503.
 /metrics reports the journals' figures from the database — so every process tells the
@@ -25,6 +25,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from jaiweb.ops.disk import short_of_space
 from jaiweb.ops.metrics import CONTENT_TYPE, exposition
 
 LAYER_TIMEOUT = 2.0  # seconds for the channel layer's round trip
@@ -83,13 +84,16 @@ async def healthz(request: HttpRequest) -> JsonResponse:
     database = await sync_to_async(_database_ok)()
     layer = await _channel_layer_ok()
     cached = await sync_to_async(_cache_ok)()
-    ok = database and layer
+    short = await sync_to_async(short_of_space)()
+    ok = database and layer and not short
     body = {
         "ok": ok,
         "database": "ok" if database else "error",
         "channel_layer": "ok" if layer else "error",
         "layer": layer_backend(),
         "cache": "ok" if cached else "error",
+        "disk": "full" if short else "ok",
+        "disk_full": short,
     }
     return JsonResponse(body, status=200 if ok else 503)
 

@@ -132,6 +132,8 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
                 "channel_layer": "ok",
                 "layer": "channels_redis.pubsub.RedisPubSubChannelLayer",
                 "cache": "ok",
+                "disk": "ok",
+                "disk_full": [],
             }
         secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
         api_b = Api(web_b, secrets["token"])
