@@ -16,6 +16,7 @@ and kept in DEV_SECRET_FILE, and the feed's secret is derived from SECRET_KEY.
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -83,6 +84,28 @@ def env_url(name: str, schemes: tuple[str, ...] = ("http", "https")) -> str | No
     if parts.scheme not in schemes or not parts.netloc:
         raise ImproperlyConfigured(f"{name} must be a {'/'.join(schemes)} URL, got {value!r}")
     return value
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Read a comma-separated list of IP addresses and CIDR networks (an address is a
+    network of one); unset or empty gives none. A network with host bits set
+    (10.0.0.5/8) is refused, since it is unclear which was meant."""
+    value = _raw(name)
+    if value is None:
+        return ()
+    networks = []
+    for part in value.split(","):
+        item = part.strip()
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item))
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"{name} must be comma-separated IP addresses or CIDR networks "
+                f"(such as 127.0.0.1, 10.0.0.0/8, ::1), got {value!r}: {exc}"
+            ) from None
+    return tuple(networks)
 
 
 def parse_database_url(url: str, base_dir: Path, name: str = "DATABASE_URL") -> dict:
@@ -376,6 +399,10 @@ JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
 # Views of share links (pages and their panels) one client address may make per minute.
 JAIWEB_SHARE_VIEWS_PER_MINUTE = env_int("JAIWEB_SHARE_VIEWS_PER_MINUTE", 120, min=1)
+# The reverse proxies whose X-Forwarded-For is believed (addresses and CIDR networks,
+# comma-separated). The client's address is the one the last trusted proxy saw; with
+# none (the default) X-Forwarded-For is ignored and the address is the peer's.
+JAIWEB_TRUSTED_PROXIES = env_networks("JAIWEB_TRUSTED_PROXIES")
 # The largest session file (a bundle with its panel images) an import takes; larger: 413.
 JAIWEB_MAX_BUNDLE_BYTES = env_int("JAIWEB_MAX_BUNDLE_BYTES", 32 * 1024 * 1024, min=1024)
 
@@ -431,6 +458,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: REMOTE_ADDR becomes the client's address (JAIWEB_TRUSTED_PROXIES).
+    "jaiweb.ops.proxies.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",

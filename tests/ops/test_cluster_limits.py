@@ -3,6 +3,8 @@ web processes' real daphne, with the cache on a Redis of the test's own.
 
 * Redis stops: prompts through either web process are still accepted (never a 500), the
   share page answers, /healthz says the cache is down, and the runs go on to their end.
+* 130 views of a share page, each with a made-up X-Forwarded-For, are limited: daphne no
+  longer puts the leftmost entry in REMOTE_ADDR.
 
 Always on PostgreSQL, whatever the pass (tests/clusters.py).
 """
@@ -33,6 +35,26 @@ def started(cluster: Cluster) -> Api:
     cluster.start()
     secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
     return Api(cluster.urls[0], secrets["token"])
+
+
+def test_made_up_forwarded_addresses_are_limited_through_daphne(cluster_env, own_redis, tmp_path):
+    """The default: no trusted proxy. With the limit at 5 a minute, 130 views may see a
+    minute end once, so at most 10 of them are let through; the review saw all 130."""
+    env = {**cluster_env, "REDIS_URL": own_redis.url(), "JAIWEB_SHARE_VIEWS_PER_MINUTE": "5"}
+    cluster = Cluster(web=1, runners=0, port=0, logs=tmp_path / "logs", env=env)
+    try:
+        api = started(cluster)
+        session_id = api.session_create("shared")
+        api.prompt(session_id, "/say hi")  # the share link needs a node to show
+        url = share_url(api, session_id)
+        with httpx.Client(timeout=10) as http:
+            codes = Counter(
+                http.get(url, headers={"X-Forwarded-For": f"198.18.0.{i}"}).status_code
+                for i in range(1, 131)
+            )
+    finally:
+        cluster.stop()
+    assert set(codes) == {200, 429} and codes[200] <= 10, codes
 
 
 def test_when_redis_stops_prompts_are_accepted_and_runs_go_on(cluster_env, own_redis, tmp_path):

@@ -18,7 +18,12 @@ from jaiweb.studio.views.files import panel_file
 
 
 def _too_many(request: HttpRequest) -> HttpResponse | None:
-    """A client address's views of share links this minute, past the limit: 429."""
+    """Count a view of a share link by the client's address; past the limit, answer 429.
+
+    The address is REMOTE_ADDR as ``ClientAddressMiddleware`` leaves it: the peer's, or
+    the one the last trusted proxy saw (``JAIWEB_TRUSTED_PROXIES``), never one the client
+    wrote in X-Forwarded-For itself.
+    """
     now = limits.clock()
     count = limits.minute_count(f"jaiweb:shares:{request.META.get('REMOTE_ADDR', '')}", now)
     if count <= settings.JAIWEB_SHARE_VIEWS_PER_MINUTE:
