@@ -735,7 +735,7 @@ def _where_writes_go(backend, connection, ops, one_operation, session_create, ow
 
 def _render_bench(args: argparse.Namespace, owner) -> None:
     from jaiweb.agent.state import AppState
-    from jaiweb.render.renderers import LocalRenderer
+    from jaiweb.render.backends.local import LocalRenderer
     from jaiweb.render.services import render_request
 
     characters = AppState.of(INITIAL_STATE).as_json()["characters"]

@@ -14,9 +14,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from jaiweb.ops.origins import SameOriginOnly  # noqa: E402
 from jaiweb.ops.watchers import CountWebsockets  # noqa: E402
 from jaiweb.studio.routing import websocket_urlpatterns  # noqa: E402
 
@@ -35,8 +35,9 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Counted for /metrics (jaiweb_websocket_watchers): open sockets of this process.
+        # Only pages of the site's own origin (scheme, host and port) may open one.
         "websocket": CountWebsockets(
-            AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes)))
+            SameOriginOnly(AuthMiddlewareStack(URLRouter(websocket_routes)))
         ),
     }
 )

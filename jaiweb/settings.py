@@ -53,21 +53,24 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be one of 1/0/true/false/yes/no/on/off, got {value!r}")
 
 
-def env_int(name: str, default: int, min: int | None = None) -> int:
+def env_int(name: str, default: int, min: int | None = None, max: int | None = None) -> int:
     value = _raw(name)
     if value is None:
         return default
-    bound = f" >= {min}" if min is not None else ""
+    if min is not None and max is not None:
+        bound = f" from {min} to {max}"
+    else:
+        bound = f" >= {min}" if min is not None else (f" <= {max}" if max is not None else "")
     try:
         number = int(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be an integer{bound}, got {value!r}") from None
-    if min is not None and number < min:
+    if (min is not None and number < min) or (max is not None and number > max):
         raise ImproperlyConfigured(f"{name} must be an integer{bound}, got {value!r}")
     return number
 
 
-def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+def env_choice(name: str, choices: tuple[str, ...], default: str | None) -> str | None:
     value = _raw(name)
     if value is None:
         return default
@@ -369,7 +372,101 @@ JAIWEB_PUBLIC_URL = env_url("JAIWEB_PUBLIC_URL")
 JAIWEB_LLM_MODEL = env_str("JAIWEB_LLM_MODEL")
 JAIWEB_LLM_BASE_URL = env_url("JAIWEB_LLM_BASE_URL")
 JAIWEB_LLM_API_KEY = env_str("JAIWEB_LLM_API_KEY")
-JAIWEB_IMAGE_BACKEND = env_choice("JAIWEB_IMAGE_BACKEND", ("local", "openai"), "local")
+
+# --- image backends (docs/IMAGE_BACKENDS.md) ----------------------------------------
+# Each backend's settings are its own, never the LLM's: a director on a local llama.cpp
+# server never sends the panels there too.
+JAIWEB_IMAGE_BACKEND = env_choice(
+    "JAIWEB_IMAGE_BACKEND", ("local", "openai", "comfyui", "a1111"), "local"
+)
+# How long a render request may take before it counts as failed (openai, a1111).
+JAIWEB_IMAGE_TIMEOUT = env_int("JAIWEB_IMAGE_TIMEOUT", 300, min=1)
+
+# openai: OpenAI Images or a server speaking its API. Sizes and qualities per model family
+# as OpenAI documents them; another model (a compatible server's) takes any WxH.
+OPENAI_IMAGE_SIZES = {
+    "gpt-image": ("auto", "1024x1024", "1536x1024", "1024x1536"),
+    "dall-e-3": ("1024x1024", "1792x1024", "1024x1792"),
+    "dall-e-2": ("256x256", "512x512", "1024x1024"),
+}
+OPENAI_IMAGE_QUALITIES = {
+    "gpt-image": ("auto", "low", "medium", "high"),
+    "dall-e-3": ("standard", "hd"),
+    "dall-e-2": ("standard",),
+}
+ANY_IMAGE_QUALITY = ("auto", "low", "medium", "high", "standard", "hd")
+
+
+def openai_image_family(model: str) -> str | None:
+    """The OpenAI model family whose documented sizes and qualities apply, if any."""
+    model = model.lower()
+    if model.startswith(("gpt-image", "chatgpt-image")):
+        return "gpt-image"
+    for family in ("dall-e-3", "dall-e-2"):
+        if model.startswith(family):
+            return family
+    return None
+
+
+def env_image_size(
+    name: str,
+    default: str,
+    choices: tuple[str, ...] | None = None,
+    *,
+    allow_auto: bool = False,
+    multiple: int = 1,
+) -> str:
+    """One of ``choices`` when given; else WIDTHxHEIGHT, each side 64 to 4096 pixels and a
+    multiple of ``multiple`` (or ``auto`` when allowed)."""
+    value = _raw(name)
+    if value is None:
+        return default
+    if choices is not None:
+        if value not in choices:
+            raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return value
+    if allow_auto and value == "auto":
+        return value
+    width, x, height = value.lower().partition("x")
+    sides = (width, height)
+    if not (x and width.isdigit() and height.isdigit()) or not all(
+        64 <= int(side) <= 4096 and int(side) % multiple == 0 for side in sides
+    ):
+        rule = "each side 64 to 4096 pixels" + (
+            f" and a multiple of {multiple}" if multiple > 1 else ""
+        )
+        raise ImproperlyConfigured(f"{name} must be WIDTHxHEIGHT, {rule}, got {value!r}")
+    return f"{int(width)}x{int(height)}"
+
+
+JAIWEB_IMAGE_MODEL = env_str("JAIWEB_IMAGE_MODEL", "gpt-image-1")
+JAIWEB_IMAGE_BASE_URL = env_url("JAIWEB_IMAGE_BASE_URL")
+JAIWEB_IMAGE_API_KEY = env_str("JAIWEB_IMAGE_API_KEY")
+JAIWEB_IMAGE_SIZE = env_image_size(
+    "JAIWEB_IMAGE_SIZE",
+    "1024x1024",
+    OPENAI_IMAGE_SIZES.get(openai_image_family(JAIWEB_IMAGE_MODEL) or ""),
+    allow_auto=True,
+)
+# Unset: the server's default quality.
+JAIWEB_IMAGE_QUALITY = env_choice(
+    "JAIWEB_IMAGE_QUALITY",
+    OPENAI_IMAGE_QUALITIES.get(openai_image_family(JAIWEB_IMAGE_MODEL) or "", ANY_IMAGE_QUALITY),
+    None,
+)
+# api.openai.com needs a key; a compatible server of one's own (JAIWEB_IMAGE_BASE_URL set)
+# may need none, and then gets a placeholder.
+if JAIWEB_IMAGE_BACKEND == "openai" and JAIWEB_IMAGE_BASE_URL is None and not JAIWEB_IMAGE_API_KEY:
+    raise ImproperlyConfigured(
+        "JAIWEB_IMAGE_API_KEY must be set when JAIWEB_IMAGE_BACKEND is openai and "
+        "JAIWEB_IMAGE_BASE_URL is unset (OpenAI itself); a compatible server that needs no "
+        "key: set JAIWEB_IMAGE_BASE_URL to it"
+    )
+
+# a1111: AUTOMATIC1111 / Forge started with --api (default: its own default address).
+JAIWEB_A1111_URL = env_url("JAIWEB_A1111_URL") or "http://127.0.0.1:7860"
+JAIWEB_A1111_SIZE = env_image_size("JAIWEB_A1111_SIZE", "512x512", multiple=8)
+JAIWEB_A1111_STEPS = env_int("JAIWEB_A1111_STEPS", 20, min=1, max=150)
 
 JAIWEB_FEED_URL = env_url("JAIWEB_FEED_URL")
 # The HMAC key of the feed webhook (jaiweb/feed), shared by publish_panel and the receiver,
@@ -461,6 +558,9 @@ MIDDLEWARE = [
     # First: REMOTE_ADDR becomes the client's address (JAIWEB_TRUSTED_PROXIES).
     "jaiweb.ops.proxies.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Every answer without a policy of its own gets the site's (jaiweb/ops/csp.py): scripts,
+    # styles and connections from the site only, nothing inline, no framing.
+    "jaiweb.ops.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

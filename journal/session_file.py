@@ -178,6 +178,7 @@ class SessionFile:
     images: list[BundleImage] = field(default_factory=list)
     version: int = VERSION
     source: str = "jaiweb"  # or the importer that made it: "pi", "claude_code"
+    entry_lines: list[int] = field(default_factory=list)  # the line of each entry, when known
 
 
 # -- reading lines ------------------------------------------------------------------
@@ -281,6 +282,7 @@ def session_file_read(lines: Iterable[str | bytes]) -> SessionFile:
 
     snapshot = SessionSnapshot.empty(header.initial_app_state, header.created_at)
     entries: list[JournalEntry] = []
+    entry_lines: list[int] = []
     final: dict[str, str] = {}
     operations: dict[str, OperationLines] = {}
     current: OperationLines | None = None
@@ -304,6 +306,7 @@ def session_file_read(lines: Iterable[str | bytes]) -> SessionFile:
             except JournalError as exc:
                 raise FileRefused(line_no, str(exc)) from exc
             entries.append(entry)
+            entry_lines.append(line_no)
             message = entry.message if isinstance(entry, MessageEntry) else None
             if isinstance(message, AssistantMessage) and message.is_final:
                 final[entry.id] = message.stop_reason
@@ -356,6 +359,7 @@ def session_file_read(lines: Iterable[str | bytes]) -> SessionFile:
         labels=labels,
         images=images,
         version=version,
+        entry_lines=entry_lines,
     )
 
 
@@ -421,6 +425,50 @@ def images_named(entries: Iterable[JournalEntry]) -> list[str]:
             if isinstance(image, str):
                 found.setdefault(image)
     return list(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageMention:
+    """An image id that a line of a session file names, and that line (0 when unknown)."""
+
+    line_no: int
+    image_id: str
+
+
+def _names_an_image(key: str) -> bool:
+    return key == "image_id" or key.endswith("_image_id")
+
+
+def _image_ids_in(value: Any) -> Iterator[str]:
+    """The strings held under an ``image_id`` (or ``…_image_id``) key anywhere in ``value``.
+    The walk keeps its own stack, so no depth of nesting makes it recurse."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if isinstance(inner, str) and _names_an_image(key):
+                    yield inner
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(inner for inner in item if isinstance(inner, dict | list))
+
+
+def images_mentioned(parsed: SessionFile) -> list[ImageMention]:
+    """Every image id the file's entries and records name in any field that holds one (a
+    result's details, a tool call's arguments, a dispatch's args, a character's look), with
+    its line: an import checks each against the images it may give the importer."""
+    found: list[ImageMention] = []
+    lines = parsed.entry_lines if len(parsed.entry_lines) == len(parsed.entries) else None
+    for at, entry in enumerate(parsed.entries):
+        line_no = lines[at] if lines else 0
+        found += [ImageMention(line_no, i) for i in _image_ids_in(entry_to_dict(entry))]
+    for op in parsed.operations:
+        for at, record in enumerate(op.records):
+            line_no = op.lines[at] if len(op.lines) == len(op.records) else 0
+            found += [ImageMention(line_no, i) for i in _image_ids_in(record_to_dict(record))]
+    return found
 
 
 def image_looks_like(content_type: str, data: bytes) -> bool:

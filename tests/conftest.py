@@ -34,7 +34,18 @@ def home_pass(item) -> str | None:
     return None
 
 
+def _on_postgresql() -> bool:
+    from django.conf import settings
+
+    return "postgres" in settings.DATABASES["default"]["ENGINE"]
+
+
 def pytest_collection_modifyitems(config, items):
+    if not _on_postgresql():  # a PostgreSQL-only behaviour has nothing to show on SQLite
+        only_there = [item for item in items if item.get_closest_marker("postgresql_only")]
+        if only_there:
+            config.hook.pytest_deselected(items=only_there)
+            items[:] = [item for item in items if not item.get_closest_marker("postgresql_only")]
     this = this_pass()
     if this is None:
         return

@@ -37,6 +37,16 @@ PROD = {"DEBUG": "0", "SECRET_KEY": PROD_KEY, "JAIWEB_FEED_SECRET": PROD_FEED}
         ("JAIWEB_LLM_BASE_URL", "localhost:8080"),
         ("JAIWEB_FEED_URL", "example.com/feed"),
         ("JAIWEB_IMAGE_BACKEND", "dalle"),
+        ("JAIWEB_IMAGE_BASE_URL", "127.0.0.1:9000/v1"),
+        ("JAIWEB_IMAGE_SIZE", "1024x768"),  # not a size gpt-image-1 draws
+        ("JAIWEB_IMAGE_SIZE", "huge"),
+        ("JAIWEB_IMAGE_QUALITY", "ultra"),
+        ("JAIWEB_IMAGE_TIMEOUT", "0"),
+        ("JAIWEB_A1111_URL", "ftp://gpu-box:7860"),
+        ("JAIWEB_A1111_SIZE", "500x500"),  # sides must be multiples of 8
+        ("JAIWEB_A1111_SIZE", "auto"),
+        ("JAIWEB_A1111_STEPS", "0"),
+        ("JAIWEB_A1111_STEPS", "1000"),
         ("JAIWEB_PROMPTS_PER_MINUTE", "0"),
         ("JAIWEB_SHARE_VIEWS_PER_MINUTE", "0"),
         ("JAIWEB_HTTPS", "sometimes"),
@@ -138,6 +148,14 @@ def test_defaults():
     assert s["JAIWEB_LLM_BASE_URL"] is None
     assert s["JAIWEB_LLM_API_KEY"] is None
     assert s["JAIWEB_IMAGE_BACKEND"] == "local"
+    assert s["JAIWEB_IMAGE_MODEL"] == "gpt-image-1"
+    assert s["JAIWEB_IMAGE_BASE_URL"] is None
+    assert s["JAIWEB_IMAGE_API_KEY"] is None
+    assert s["JAIWEB_IMAGE_SIZE"] == "1024x1024"
+    assert s["JAIWEB_IMAGE_QUALITY"] is None
+    assert s["JAIWEB_IMAGE_TIMEOUT"] == 300
+    assert s["JAIWEB_A1111_URL"] == "http://127.0.0.1:7860"
+    assert (s["JAIWEB_A1111_SIZE"], s["JAIWEB_A1111_STEPS"]) == ("512x512", 20)
     assert s["JAIWEB_FEED_URL"] is None
     assert s["JAIWEB_FEED_SECRET"]
     assert s["JAIWEB_LEASE_SECONDS"] == 15
@@ -163,6 +181,10 @@ def test_good_values_parse():
         JAIWEB_LLM_BASE_URL="http://127.0.0.1:8080/v1",
         JAIWEB_LLM_API_KEY="key",
         JAIWEB_IMAGE_BACKEND="openai",
+        JAIWEB_IMAGE_API_KEY="sk-image",
+        JAIWEB_IMAGE_MODEL="dall-e-3",
+        JAIWEB_IMAGE_SIZE="1792x1024",
+        JAIWEB_IMAGE_QUALITY="hd",
         JAIWEB_FEED_URL="https://feed.example/in",
         JAIWEB_FEED_SECRET=PROD_FEED,
         JAIWEB_LEASE_SECONDS="1",
@@ -214,11 +236,57 @@ def test_good_values_parse():
     assert s["JAIWEB_LLM_BASE_URL"] == "http://127.0.0.1:8080/v1"
     assert s["JAIWEB_LLM_API_KEY"] == "key"
     assert s["JAIWEB_IMAGE_BACKEND"] == "openai"
+    assert s["JAIWEB_IMAGE_API_KEY"] == "sk-image"
+    assert (s["JAIWEB_IMAGE_MODEL"], s["JAIWEB_IMAGE_SIZE"]) == ("dall-e-3", "1792x1024")
+    assert s["JAIWEB_IMAGE_QUALITY"] == "hd"
     assert s["JAIWEB_FEED_URL"] == "https://feed.example/in"
     assert s["JAIWEB_FEED_SECRET"] == PROD_FEED
     assert s["JAIWEB_LEASE_SECONDS"] == 1
     assert s["JAIWEB_CONTEXT_BUDGET"] == 1000
     assert s["JAIWEB_MAX_PROMPT_CHARS"] == 200
+
+
+def test_the_image_backends_have_settings_of_their_own():
+    """The image backend never borrows the LLM's server or key (issue 28)."""
+    s = settings_of(
+        JAIWEB_LLM_MODEL="qwen3",
+        JAIWEB_LLM_BASE_URL="http://127.0.0.1:8080/v1",
+        JAIWEB_LLM_API_KEY="llm-key",
+        JAIWEB_IMAGE_BACKEND="openai",
+        JAIWEB_IMAGE_BASE_URL="http://127.0.0.1:9000/v1",
+        JAIWEB_IMAGE_MODEL="sd-turbo",
+        JAIWEB_IMAGE_SIZE="768x512",  # another model than OpenAI's: any WxH
+        JAIWEB_A1111_URL="http://gpu-box:7861/",
+        JAIWEB_A1111_SIZE="512x768",
+        JAIWEB_A1111_STEPS="30",
+    )
+    assert s["JAIWEB_IMAGE_BASE_URL"] == "http://127.0.0.1:9000/v1"
+    assert s["JAIWEB_IMAGE_API_KEY"] is None  # a server of one's own may need no key
+    assert (s["JAIWEB_IMAGE_MODEL"], s["JAIWEB_IMAGE_SIZE"]) == ("sd-turbo", "768x512")
+    assert s["JAIWEB_A1111_URL"] == "http://gpu-box:7861/"
+    assert (s["JAIWEB_A1111_SIZE"], s["JAIWEB_A1111_STEPS"]) == ("512x768", 30)
+    for backend in ("local", "openai", "comfyui", "a1111"):
+        got = settings_of(JAIWEB_IMAGE_BACKEND=backend, JAIWEB_IMAGE_API_KEY="k")
+        assert got["JAIWEB_IMAGE_BACKEND"] == backend
+
+
+def test_openai_images_without_a_key_need_a_server_of_ones_own():
+    """OpenAI itself needs a key: start-up says which variable, and the way out."""
+    r = settings_child(JAIWEB_IMAGE_BACKEND="openai", JAIWEB_LLM_API_KEY="llm-key")
+    assert r.returncode != 0
+    assert "ImproperlyConfigured: JAIWEB_IMAGE_API_KEY must be set" in r.stderr
+    assert "JAIWEB_IMAGE_BASE_URL" in r.stderr
+    assert "llm-key" not in r.stderr
+
+
+def test_the_image_size_must_suit_the_model():
+    r = settings_child(JAIWEB_IMAGE_MODEL="dall-e-2", JAIWEB_IMAGE_SIZE="1024x1536")
+    assert "JAIWEB_IMAGE_SIZE must be one of 256x256, 512x512, 1024x1024, got '1024x1536'" in (
+        r.stderr
+    )
+    assert settings_of(JAIWEB_IMAGE_SIZE="1024x1536")["JAIWEB_IMAGE_SIZE"] == "1024x1536"
+    r = settings_child(JAIWEB_IMAGE_MODEL="dall-e-3", JAIWEB_IMAGE_QUALITY="high")
+    assert "JAIWEB_IMAGE_QUALITY must be one of standard, hd, got 'high'" in r.stderr
 
 
 def test_openai_api_key_never_switches_providers():

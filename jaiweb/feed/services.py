@@ -50,6 +50,7 @@ def _text(name: str, value: Any) -> str:
 def feed_post_publish(
     *,
     image_id: Any,
+    owner: Any,
     caption: Any = "",
     session_id: Any = "",
     idempotency_key: Any = "",
@@ -57,16 +58,21 @@ def feed_post_publish(
 ) -> FeedPost:
     """A new post, and its panel made public: both in one transaction, or neither.
 
-    Everything is checked before anything is written. Every call makes a new post: a
-    webhook does not deduplicate (hence at most once).
+    Everything is checked before anything is written. ``owner`` is the user the studio
+    posts for (the session's owner): the image must be theirs, so a post can never make
+    another user's panel public. Every call makes a new post: a webhook does not
+    deduplicate (hence at most once).
     """
+    if isinstance(owner, bool) or not isinstance(owner, int | str) or owner == "":
+        raise FeedPostInvalid("owner: the id of the user the post is for is required")
     image_id = _text("image_id", image_id)
     caption = _text("caption", caption)
     session_id = _text("session_id", session_id)
     idempotency_key = _text("idempotency_key", idempotency_key)
     now = now or timezone.now()
     with transaction.atomic():
-        if not Image.objects.filter(pk=image_id).exists():
+        image_owner = Image.objects.filter(pk=image_id).values_list("user_id", flat=True).first()
+        if image_owner is None or str(image_owner) != str(owner):
             raise FeedPostInvalid("image_id: no such image")
         post = feed_post_create(
             image_id=image_id,

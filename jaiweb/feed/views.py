@@ -31,6 +31,7 @@ def webhook(request: HttpRequest) -> JsonResponse:
     try:
         post = feed_post_publish(
             image_id=data["image_id"],
+            owner=data.get("owner"),
             caption=data.get("caption", ""),
             session_id=data.get("session_id", ""),
             idempotency_key=data.get("idempotency_key", ""),

@@ -27,6 +27,7 @@ from django.views.decorators.http import require_safe
 
 from jaiweb.ops.disk import short_of_space
 from jaiweb.ops.metrics import CONTENT_TYPE, exposition
+from jaiweb.render.backends import renderer_for_settings
 
 LAYER_TIMEOUT = 2.0  # seconds for the channel layer's round trip
 
@@ -78,6 +79,19 @@ async def _channel_layer_ok() -> bool:
         return False
 
 
+def image_backend_status() -> dict[str, str]:
+    """The configured image backend and whether it answers its probe (bounded in time). A
+    backend that does not answer leaves the process able to serve: it never makes a 503."""
+    name = str(settings.JAIWEB_IMAGE_BACKEND)
+    try:
+        reason = renderer_for_settings().probe()
+    except Exception as exc:  # a backend that cannot even be built is not answering
+        reason = f"{type(exc).__name__}: {exc}"
+    if reason is None:
+        return {"image_backend": name, "image": "ok"}
+    return {"image_backend": name, "image": "error", "image_error": reason[:200]}
+
+
 @never_cache
 @require_safe
 async def healthz(request: HttpRequest) -> JsonResponse:
@@ -94,6 +108,7 @@ async def healthz(request: HttpRequest) -> JsonResponse:
         "cache": "ok" if cached else "error",
         "disk": "full" if short else "ok",
         "disk_full": short,
+        **await sync_to_async(image_backend_status, thread_sensitive=False)(),
     }
     return JsonResponse(body, status=200 if ok else 503)
 

@@ -41,8 +41,15 @@ def ledger_for(*, user: Any, limit: int = 200) -> list[LedgerEntry]:
     )
 
 
-def images_by_id(*, ids: list[str]) -> dict[str, Image]:
-    return {image.id: image for image in Image.objects.filter(id__in=ids)}
+def images_by_id(*, ids: list[str], owner_id: Any) -> dict[str, Image]:
+    """The images among ``ids`` that belong to ``owner_id``: an id alone is never enough to
+    reach another user's picture, whatever a session's entries name."""
+    return {image.id: image for image in Image.objects.filter(id__in=ids, user_id=owner_id)}
+
+
+def image_owned(*, image_id: str, owner_id: Any) -> bool:
+    """Whether ``image_id`` is an image of ``owner_id``."""
+    return Image.objects.filter(pk=image_id, user_id=owner_id).exists()
 
 
 def image_for_viewer(*, image_id: str, viewer: Any) -> Image | None:

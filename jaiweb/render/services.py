@@ -4,7 +4,9 @@ The first request under a key renders, charges and stores its result in one
 transaction; a repeat with the same parameters gets that result again with no new
 charge; the same key with other parameters is refused; a repeat while the first is
 still rendering is told "in progress", unless the first one's lease has run out (it
-crashed mid-render), when the repeat takes the job over.
+crashed mid-render), when the repeat takes the job over. A backend that knows its
+progress reports it while it draws; each report renews the render's lease, so a long
+render is not taken over while its backend still works on it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,11 +26,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from jaiweb.render.backends import BackendError, Renderer, renderer_for_settings
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
 from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
-from jaiweb.render.renderers import LocalRenderer, OpenAIImageRenderer, Renderer
 
 PANEL_COST = 10
+RENEW_EVERY_SECONDS = 1.0  # progress reports closer together renew the lease once
 
 
 def render_lease_seconds() -> int:
@@ -40,15 +45,8 @@ class RenderResult:
     image_id: str
     content_type: str
     backend: str
+    cost: int  # what the render under this key was charged, once
     replayed: bool  # True: an earlier request's stored result, no new charge
-
-
-def renderer_for_settings() -> Renderer:
-    if settings.JAIWEB_IMAGE_BACKEND == "openai":
-        return OpenAIImageRenderer(
-            base_url=settings.JAIWEB_LLM_BASE_URL, api_key=settings.JAIWEB_LLM_API_KEY
-        )
-    return LocalRenderer()
 
 
 def params_hash(params: dict[str, Any]) -> str:
@@ -114,8 +112,12 @@ def render_request(
     renderer: Renderer | None = None,
     cost: int = PANEL_COST,
     now: datetime | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> RenderResult:
-    """Render a panel under an idempotency key (see the module docstring for the rules)."""
+    """Render a panel under an idempotency key (see the module docstring for the rules).
+
+    ``on_progress(value, maximum)`` hears each progress report of the backend, after the
+    lease was renewed with it."""
     renderer = renderer or renderer_for_settings()
     digest = params_hash(params)
     start = now or timezone.now()
@@ -151,9 +153,10 @@ def render_request(
         attempt = job.attempts
 
     try:
-        image = renderer.render(params)
+        image = renderer.render(params, key=key, progress=_lease_renewer(key, attempt, on_progress))
     except Exception as exc:  # the backend's failure is stored: a repeat gets the same answer
-        reason = f"{type(exc).__name__}: {exc}"[:500]
+        said = str(exc) if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
+        reason = said[:500]
         with transaction.atomic():
             RenderJob.objects.filter(
                 key=key, attempts=attempt, status=RenderJob.IN_PROGRESS
@@ -201,12 +204,44 @@ def render_request(
         return _result(job, replayed=False)
 
 
+def render_lease_renew(*, key: str, attempt: int, now: datetime | None = None) -> bool:
+    """Move the lease of the render ``key`` on, if its attempt ``attempt`` still holds it:
+    a job another request took over (a later attempt) or that ended is left alone.
+    Whether the lease was renewed."""
+    expires = (now or timezone.now()) + timedelta(seconds=render_lease_seconds())
+    return bool(
+        RenderJob.objects.filter(key=key, attempts=attempt, status=RenderJob.IN_PROGRESS).update(
+            lease_expires_at=expires
+        )
+    )
+
+
+def _lease_renewer(
+    key: str, attempt: int, on_progress: Callable[[int, int], None] | None
+) -> Callable[[int, int], None]:
+    """The ``progress`` callback a backend gets: each report renews the lease (at most once
+    every RENEW_EVERY_SECONDS) and is passed on to ``on_progress``."""
+    renewed_at: float | None = None
+
+    def progress(value: int, maximum: int) -> None:
+        nonlocal renewed_at
+        moment = time.monotonic()
+        if renewed_at is None or moment - renewed_at >= RENEW_EVERY_SECONDS:
+            render_lease_renew(key=key, attempt=attempt)
+            renewed_at = moment
+        if on_progress is not None:
+            on_progress(value, maximum)
+
+    return progress
+
+
 def _result(job: RenderJob, *, replayed: bool) -> RenderResult:
     return RenderResult(
         key=job.key,
         image_id=job.result["image_id"],
         content_type=job.result["content_type"],
         backend=job.result["backend"],
+        cost=job.cost,
         replayed=replayed,
     )
 

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.store.appends import append_entries
-from jaiweb.store.errors import InvalidEntry
+from jaiweb.store.errors import InvalidEntry, SessionNotFound
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import branch_get, session_get
 from jaiweb.store.services import session_create
@@ -29,6 +29,9 @@ def session_fork(
     the source's operations stay with the source."""
     now = now or timezone.now()
     source = session_get(session_id=session_id)
+    if source.owner_id != owner.pk:
+        # the fork would name the source's panels, which stay their owner's alone
+        raise SessionNotFound(session_id)
     path = straightened(branch_get(session=source, leaf_id=entry_id))  # UnknownEntry if not there
     if not path:
         raise InvalidEntry("nothing to fork: the path is empty")

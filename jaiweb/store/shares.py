@@ -63,6 +63,13 @@ def share_link_revoke(*, session_id: str, link_id: int, now: datetime | None = N
         link.save(update_fields=["revoked_at"])
 
 
+def share_panel_ref(*, token: str, image_id: str) -> str:
+    """The address of a shared panel under its link: derived from the token and the image,
+    so it names no image and says nothing once the link is revoked."""
+    text = f"jaiweb-share-panel\x00{token}\x00{image_id}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 def share_link_open(*, token: str) -> tuple[ComicSession, str]:
     """The session and the node a live link shows; ``ShareLinkNotFound`` otherwise."""
     if not token or len(token) > 128:

@@ -46,6 +46,7 @@ from journal.session_file import (
     SessionFile,
     header_line,
     image_line,
+    images_mentioned,
     images_named,
     images_renamed,
     label_line,
@@ -229,6 +230,7 @@ def _write(*, owner: Any, parsed: SessionFile) -> ComicSession:
     with transaction.atomic():
         reused, renames = _image_ids(owner, parsed)
         parsed = images_renamed(parsed, renames)
+        _check_images_reachable(owner, parsed)
         links = ((e.id, e.parent_id) for e in parsed.entries)
         session = ComicSession.objects.create(
             id=new_id("s"),
@@ -368,6 +370,26 @@ def _image_ids(owner: Any, parsed: SessionFile) -> tuple[set[str], dict[str, str
                 image.line_no, f"image {image.id!r}: no free id after {RENAME_ATTEMPTS} attempts"
             )
     return reused, renames
+
+
+def _check_images_reachable(owner: Any, parsed: SessionFile) -> None:
+    """Refuse a file that names an image it does not carry and the importer does not own.
+
+    An image id works like a key to its bytes wherever the studio shows a panel, so an
+    import may only name the images of its own bundle or images of the importer's; any
+    other id (another user's, or none at all) is refused at its line, before any write."""
+    mentions = images_mentioned(parsed)
+    if not mentions:
+        return
+    carried = {image.id for image in parsed.images}
+    outside = list(dict.fromkeys(m.image_id for m in mentions if m.image_id not in carried))
+    owned = set(images_of_owner(ids=outside, owner_id=owner.pk)) if outside else set()
+    for mention in mentions:
+        if mention.image_id not in carried and mention.image_id not in owned:
+            raise ImportRefused(
+                mention.line_no,
+                f"image {mention.image_id!r} is neither in this file nor one of yours",
+            )
 
 
 def _moved_record(record: JournalRecord, operation_id: str) -> JournalRecord:

@@ -78,7 +78,7 @@ def episode_panels(*, session: ComicSession) -> list[dict[str, Any]]:
     """Every panel of the active branch with its picture inlined as a ``data:`` URI (None
     when the file is gone): the episode export needs nothing from elsewhere."""
     strip = strip_panels(branch_rows(session=session))
-    images = images_by_id(ids=[p.image_id for p in strip])
+    images = images_by_id(ids=[p.image_id for p in strip], owner_id=session.owner_id)
     panels = []
     for panel in strip:
         image = images.get(panel.image_id)

@@ -356,3 +356,23 @@
     if (el && el.id === "tree-jump" && el.dataset.node) jumpTo(el);
   });
 })();
+
+// --- what the forms do once their request is answered (no hx-on attributes: the site's
+// Content-Security-Policy runs no inline script). The prompt box empties once a prompt
+// was taken (2xx), and keeps its text otherwise; "Share up to here" opens the share panel
+// its link was added to.
+(function () {
+  "use strict";
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var form = e.target;
+    if (!form || !form.matches) return;
+    if (form.matches("form[data-reset-when-sent]")) {
+      var status = e.detail.xhr ? e.detail.xhr.status : 0;
+      if (status >= 200 && status < 300) form.reset();
+    }
+    if (form.matches("form[data-opens-share]")) {
+      var share = document.getElementById("share");
+      if (share) share.open = true;
+    }
+  });
+})();

@@ -144,3 +144,20 @@ def test_what_a_subtree_spent_counts_every_branch_under_it_and_a_pick_costs_noth
     assert under("u1") == {"credits": 0, "panels": 1, "posts": 0}  # placed, not charged
     assert under("u0") == {"credits": 10, "panels": 2, "posts": 0}
     assert as_alice.get(f"/sessions/{story.id}/entries/zz/effects").status_code == 404
+
+
+def test_a_fork_or_a_pick_never_carries_a_panel_to_another_users_session(
+    alice, bob, as_bob, story
+):
+    """Issue 27: a fork and a cherry-pick stay inside one owner's sessions, so another user
+    can neither fork Alice's session (and with it her panels) nor pick her panel."""
+    from jaiweb.store.errors import SessionNotFound
+    from jaiweb.store.forks import session_fork
+
+    before = (ComicSession.objects.count(), Entry.objects.count())
+    assert as_bob.post(f"/sessions/{story.id}/fork", {"entry_id": "p_sick"}).status_code == 404
+    got = as_bob.post(f"/sessions/{story.id}/entries/p_sick/cherry-pick", {})
+    assert got.status_code == 404
+    with pytest.raises(SessionNotFound):  # the service itself refuses, whoever calls it
+        session_fork(session_id=story.id, entry_id="p_sick", owner=bob)
+    assert (ComicSession.objects.count(), Entry.objects.count()) == before

@@ -8,6 +8,7 @@ from django.test import Client
 from jaiweb.render.services import render_request, wallet_get_or_create
 from jaiweb.store.models import ShareLink
 from jaiweb.store.services import entry_append, rewind_append, session_create
+from jaiweb.store.shares import share_panel_ref
 from tests.journal.factories import assistant, panel, user
 from tests.support.clocks import pin_the_minute
 
@@ -60,13 +61,18 @@ def test_a_share_link_shows_its_branch_to_anyone_logged_out(as_alice, story):
     html = page.content.decode()
     assert "分享 &lt;b&gt;me&lt;/b&gt;" in html  # the title, escaped
     one, two = story.images["p_one"], story.images["p_two"]
-    assert one in html and two not in html
-    assert stranger.get(f"{made['url']}panels/{two}").status_code == 404  # not shared
+    token = made["url"].rstrip("/").rsplit("/", 1)[1]
+    ref_one, ref_two = (share_panel_ref(token=token, image_id=i) for i in (one, two))
+    assert ref_one in html and ref_two not in html
+    assert one not in html and two not in html  # the page names no image id
+    assert stranger.get(f"{made['url']}panels/{ref_two}").status_code == 404  # not shared
+    assert stranger.get(f"{made['url']}panels/{one}").status_code == 404  # an id is no address
     assert stranger.get(f"/panels/{one}").status_code == 404  # not published: not otherwise
     assert page["Referrer-Policy"] == "no-referrer"
     # Last: closing a file response ends the request, and with it the test's connection.
-    picture = stranger.get(f"{made['url']}panels/{one}")
+    picture = stranger.get(f"{made['url']}panels/{ref_one}")
     assert picture.status_code == 200 and b"<svg" in b"".join(picture.streaming_content)
+    assert picture["Cache-Control"] == "private, no-store"
     picture.close()
 
 

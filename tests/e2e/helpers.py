@@ -347,3 +347,34 @@ def wait_stream_has(page, text: str, who: str = "the page", timeout: float = TIM
     except Exception:
         shown = page.locator("#stream").inner_html()
         raise AssertionError(f"#stream of {who} lacks {text!r}; it holds {shown!r}") from None
+
+
+# --- the Content-Security-Policy -------------------------------------------------------
+
+# Every document of the context reports each violation the moment it happens: the event
+# (which every browser dispatches) goes to Python through a binding.
+CSP_WATCH = """
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__cspViolation({
+    page: e.documentURI, directive: e.effectiveDirective, blocked: e.blockedURI,
+    source: e.sourceFile + ":" + e.lineNumber, sample: e.sample,
+  });
+}, true);
+"""
+
+
+def watch_csp(context, found: list[str] | None = None) -> list[str]:
+    """The CSP violations of every page of ``context`` from now on, as they are reported
+    (added to ``found`` when given): the documents' ``securitypolicyviolation`` events, and
+    Chromium's console lines about the policy (a violation no event names still shows
+    there)."""
+    found = [] if found is None else found
+    context.expose_binding("__cspViolation", lambda _source, v: found.append(f"[event] {v}"))
+    context.add_init_script(CSP_WATCH)
+
+    def console(message) -> None:
+        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
+            found.append(f"[console.{message.type}] {message.text}")
+
+    context.on("console", console)
+    return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from jaiweb.store.shares import share_panel_ref
 from tests.e2e.helpers import (
     approve_next,
     branch_entry_ids,
@@ -143,10 +144,12 @@ def test_compare_the_laxative_and_the_lollipop_then_share_and_revoke(shared_stud
     strip = stranger.locator("[data-shared-branch] [data-panel]")
     assert strip.count() == 1
     shared_img = strip.first.locator("img")
-    assert lollipop_image in shared_img.get_attribute("src")
+    token = url.rstrip("/").rsplit("/", 1)[1]
+    ref = share_panel_ref(token=token, image_id=lollipop_image)
+    assert shared_img.get_attribute("src") == f"/s/{token}/panels/{ref}"
     wait_until(lambda: shared_img.evaluate("e => e.complete && e.naturalWidth > 0"), 10, "panel")
     html = stranger.content()
-    assert laxative_image not in html
+    assert laxative_image not in html and lollipop_image not in html  # no image id shown
     for absent in ("#prompt-form", "#tree", "#inspector", "#character-state", "#share"):
         assert stranger.locator(absent).count() == 0, absent
     assert stranger.locator('[data-action="logout"]').count() == 0

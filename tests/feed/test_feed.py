@@ -32,7 +32,12 @@ def post(client, body: bytes, signature: str | None):
 def test_a_signed_post_is_published(client, alice):
     image_id = render_request(user=alice, key="k", params={"prompt": "p"}).image_id
     body = json.dumps(
-        {"image_id": image_id, "caption": "第一格 <b>", "idempotency_key": "k_1"},
+        {
+            "image_id": image_id,
+            "owner": alice.pk,
+            "caption": "第一格 <b>",
+            "idempotency_key": "k_1",
+        },
         ensure_ascii=False,
     ).encode()
     response = post(client, body, sign(SECRET, body))
@@ -87,13 +92,13 @@ def test_without_a_secret_no_signature_is_good(client, settings, panel, configur
     assert client.get(f"/panels/{panel}").status_code == 404
 
 
-def test_the_development_secret_is_no_constant(client, settings, panel):
+def test_the_development_secret_is_no_constant(client, settings, panel, alice):
     """With DEBUG on the default secret is derived from this checkout's SECRET_KEY: neither
     the empty key nor the constant that settings.py once held signs a post."""
     from jaiweb.settings import derived_secret
 
     settings.JAIWEB_FEED_SECRET = derived_secret(settings.SECRET_KEY, "feed-webhook")
-    body = json.dumps({"image_id": panel, "caption": "forged"}).encode()
+    body = json.dumps({"image_id": panel, "owner": alice.pk, "caption": "forged"}).encode()
     for signature in hmac_forgeries(body):
         assert post(client, body, signature).status_code == 401
     assert not FeedPost.objects.exists()
@@ -107,9 +112,9 @@ def test_nothing_signs_with_an_empty_key():
         sign("", b"{}")
 
 
-def test_an_unknown_image_is_refused_and_nothing_is_kept(client, panel):
+def test_an_unknown_image_is_refused_and_nothing_is_kept(client, panel, alice):
     """Issue 14.2: the post was saved, then publishing the unknown image answered 500."""
-    body = json.dumps({"image_id": "img_nosuch", "caption": "x"}).encode()
+    body = json.dumps({"image_id": "img_nosuch", "owner": alice.pk, "caption": "x"}).encode()
     response = post(client, body, sign(SECRET, body))
     assert response.status_code == 422
     assert response.json() == {"error": "image_id: no such image"}
@@ -124,10 +129,12 @@ def test_an_unknown_image_is_refused_and_nothing_is_kept(client, panel):
         ({"caption": "a\x00b"}, "caption: text must not contain the NUL character (U+0000)"),
         ({"caption": "a\udfffb"}, "caption: " + SURROGATE),
         ({"session_id": ["s"]}, "session_id must be a string"),
+        ({"owner": None}, "owner: the id of the user the post is for is required"),
+        ({"owner": True}, "owner: the id of the user the post is for is required"),
     ],
 )
-def test_bad_fields_are_refused_and_nothing_is_kept(client, panel, fields, error):
-    body = json.dumps({"image_id": panel, "caption": "ok", **fields}).encode()
+def test_bad_fields_are_refused_and_nothing_is_kept(client, panel, alice, fields, error):
+    body = json.dumps({"image_id": panel, "owner": alice.pk, "caption": "ok", **fields}).encode()
     response = post(client, body, sign(SECRET, body))
     assert response.status_code == 422
     assert response.json() == {"error": error}
@@ -135,14 +142,26 @@ def test_bad_fields_are_refused_and_nothing_is_kept(client, panel, fields, error
     assert Image.objects.get(pk=panel).published_at is None
 
 
-def test_a_post_whose_publishing_fails_is_not_kept(client, panel, monkeypatch):
+def test_a_post_whose_publishing_fails_is_not_kept(client, panel, alice, monkeypatch):
     """Both in one transaction: the post goes when the panel cannot be made public."""
 
     def broken(**kwargs):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr("jaiweb.feed.services.image_publish", broken)
-    body = json.dumps({"image_id": panel, "caption": "x"}).encode()
+    body = json.dumps({"image_id": panel, "owner": alice.pk, "caption": "x"}).encode()
     with pytest.raises(RuntimeError):
         post(client, body, sign(SECRET, body))
     assert not FeedPost.objects.exists()
+
+
+@pytest.mark.parametrize("owner", ["bob", "missing"])
+def test_a_post_of_another_users_image_is_refused_and_nothing_is_kept(client, panel, bob, owner):
+    """Issue 27: a signed post naming Alice's panel for Bob (or for nobody) publishes nothing."""
+    fields = {"owner": bob.pk} if owner == "bob" else {}
+    body = json.dumps({"image_id": panel, "caption": "hers", **fields}).encode()
+    response = post(client, body, sign(SECRET, body))
+    assert response.status_code == 422
+    assert not FeedPost.objects.exists()
+    assert Image.objects.get(pk=panel).published_at is None
+    assert client.get(f"/panels/{panel}").status_code == 404

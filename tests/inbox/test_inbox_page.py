@@ -70,8 +70,8 @@ def test_staff_see_the_page_and_an_empty_inbox_says_so(client, staff):
     assert response.status_code == 200
     page = response.content.decode()
     assert "Nothing is waiting." in page and not items(page)
-    assert 'hx-trigger="every 3s [inboxQuiet()]"' in page
-    assert "vendor/htmx-2.0.11.min.js" in page
+    assert 'id="inbox-list"' in page and 'data-poll-when="quiet"' in page
+    assert "vendor/htmx-2.0.11.min.js" in page and "inbox/inbox.js" in page
     assert response["Cache-Control"].startswith("max-age=0")
 
 

@@ -134,6 +134,8 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
                 "cache": "ok",
                 "disk": "ok",
                 "disk_full": [],
+                "image_backend": "local",
+                "image": "ok",
             }
         secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
         api_b = Api(web_b, secrets["token"])

@@ -16,10 +16,13 @@ from jaiweb.store import space
 from jaiweb.store.models import Operation
 from jaiweb.store.services import session_create
 from tests.support.clocks import FakeClock
+from tests.support.image_servers import a1111 as a1111  # the fixture
+from tests.support.image_servers import free_port_url
 
 pytestmark = pytest.mark.django_db
 
-ALL_WELL = {"cache": "ok", "disk": "ok", "disk_full": []}
+LOCAL_IMAGES = {"image_backend": "local", "image": "ok"}  # the default: nothing to ask
+ALL_WELL = {"cache": "ok", "disk": "ok", "disk_full": [], **LOCAL_IMAGES}
 
 
 @pytest.fixture(autouse=True)
@@ -159,6 +162,7 @@ def test_a_filesystem_with_less_free_space_than_the_floor_is_full(client, settin
         "cache": "ok",
         "disk": "full",
         "disk_full": list(places),  # media, then the SQLite database
+        **LOCAL_IMAGES,
     }
     settings.JAIWEB_DISK_MIN_FREE_MB = 1  # less than either has
     assert client.get("/healthz").json() == {**r.json(), "ok": True, **ALL_WELL}
@@ -244,6 +248,7 @@ def test_a_write_that_failed_for_lack_of_space_makes_the_disk_full_for_a_minute(
         "cache": "ok",
         "disk": "full",
         "disk_full": ["writes"],
+        **LOCAL_IMAGES,
     }
     fake.advance(space.RECENT_SECONDS - 1)
     assert client.get("/healthz").status_code == 503
@@ -257,3 +262,28 @@ def test_a_write_that_failed_for_lack_of_space_makes_the_disk_full_for_a_minute(
         ).status_code
         == 202
     )
+
+
+def test_it_says_which_image_backend_answers(client, settings, a1111):
+    """Issue 28: the answer names the configured image backend and whether it answers."""
+    settings.JAIWEB_IMAGE_BACKEND = "a1111"
+    settings.JAIWEB_A1111_URL = a1111.url
+    r = client.get("/healthz")
+    assert r.status_code == 200
+    assert (r.json()["image_backend"], r.json()["image"]) == ("a1111", "ok")
+    assert "image_error" not in r.json()
+    assert a1111.requests[-1].path.startswith("/sdapi/v1/progress")
+    assert a1111.renders() == []  # asking never draws
+
+
+def test_an_image_backend_that_does_not_answer_is_named_but_is_no_503(client, settings):
+    """A web process serves without its image backend: the answer says what is wrong, and the
+    load balancer keeps the process."""
+    settings.JAIWEB_IMAGE_BACKEND = "openai"
+    settings.JAIWEB_IMAGE_BASE_URL = free_port_url() + "/v1"
+    settings.JAIWEB_IMAGE_API_KEY = "sk-secret-image-key"
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.json()["ok"] is True
+    assert (r.json()["image_backend"], r.json()["image"]) == ("openai", "error")
+    assert r.json()["image_error"].startswith("unreachable: ")
+    assert "sk-secret-image-key" not in r.content.decode()

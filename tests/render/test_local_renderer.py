@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from jaiweb.render.backends.local import LocalRenderer
 from jaiweb.render.panel.cast import BOOK
 from jaiweb.render.panel.script import compose
-from jaiweb.render.renderers import LocalRenderer
 
 KUNG_FU = {"buff": "超级棒棒糖(功夫大师)", "skill": "降龙十巴掌", "mood": "得意"}
 STATE = {"猪猪侠": KUNG_FU}

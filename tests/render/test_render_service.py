@@ -10,15 +10,16 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from jaiweb.render.backends.local import LocalRenderer
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
 from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
-from jaiweb.render.renderers import LocalRenderer
 from jaiweb.render.selectors import image_for_viewer, render_job_lookup, wallet_balance
 from jaiweb.render.services import (
     PANEL_COST,
     credits_grant,
     image_publish,
     params_hash,
+    render_lease_renew,
     render_request,
     wallet_get_or_create,
 )
@@ -39,12 +40,12 @@ class CountingRenderer(LocalRenderer):
         self.delay = delay
         self.fail = fail
 
-    def render(self, params):
+    def render(self, params, *, key, progress=None):
         self.calls += 1
         time.sleep(self.delay)
         if self.fail:
             raise RuntimeError("GPU on fire")
-        return super().render(params)
+        return super().render(params, key=key, progress=progress)
 
 
 def charges(key=None):
@@ -133,6 +134,67 @@ def test_in_progress_then_takeover_after_the_lease(alice):
     )
     assert not got.replayed and renderer.calls == 1
     assert RenderJob.objects.get(key="k1").attempts == 2 and charges("k1") == 1
+
+
+class ReportingRenderer(LocalRenderer):
+    """Reports progress while it draws; ``meanwhile`` runs between two reports."""
+
+    def __init__(self, meanwhile=None):
+        self.meanwhile = meanwhile or (lambda key: None)
+        self.keys: list[str] = []
+        self.leases: list = []
+
+    def render(self, params, *, key, progress=None):
+        self.keys.append(key)
+        progress(1, 2)
+        self.leases.append(RenderJob.objects.get(key=key).lease_expires_at)
+        self.meanwhile(key)
+        progress(2, 2)
+        self.leases.append(RenderJob.objects.get(key=key).lease_expires_at)
+        return super().render(params, key=key)
+
+
+def test_the_backend_gets_the_key_and_its_progress_renews_the_lease(alice):
+    started = timezone.now() - timedelta(minutes=5)
+    renderer, heard = ReportingRenderer(), []
+    got = render_request(
+        user=alice,
+        key="k1",
+        params=PARAMS,
+        renderer=renderer,
+        now=started,
+        on_progress=lambda value, maximum: heard.append((value, maximum)),
+    )
+    assert renderer.keys == ["k1"]
+    assert heard == [(1, 2), (2, 2)]  # every report reaches the caller
+    assert renderer.leases[0] > started + timedelta(minutes=4)  # moved on from the first
+    assert not got.replayed and charges("k1") == 1
+
+
+def test_reports_close_together_renew_the_lease_once(alice):
+    renderer = ReportingRenderer()
+    render_request(user=alice, key="k1", params=PARAMS, renderer=renderer)
+    assert renderer.leases[1] == renderer.leases[0]  # within RENEW_EVERY_SECONDS
+
+
+def test_progress_never_renews_a_job_another_request_took_over(alice, monkeypatch):
+    monkeypatch.setattr("jaiweb.render.services.RENEW_EVERY_SECONDS", 0.0)  # every report
+
+    def taken_over(key):  # as a repeat does once the lease ran out
+        RenderJob.objects.filter(key=key).update(
+            attempts=2, lease_expires_at=timezone.now() + timedelta(seconds=30)
+        )
+
+    renderer = ReportingRenderer(meanwhile=taken_over)
+    with pytest.raises(RenderInProgress):
+        render_request(user=alice, key="k1", params=PARAMS, renderer=renderer)
+    takeover_lease = RenderJob.objects.get(key="k1").lease_expires_at
+    assert renderer.leases[1] == takeover_lease  # the second report left it alone
+    assert not render_lease_renew(key="k1", attempt=1)
+    assert render_lease_renew(key="k1", attempt=2)  # the holder's own attempt renews
+    RenderJob.objects.filter(key="k1").update(status=RenderJob.FAILED, lease_expires_at=None)
+    assert not render_lease_renew(key="k1", attempt=2)  # an ended job has no lease
+    assert charges() == 0
 
 
 @pytest.mark.django_db(transaction=True)

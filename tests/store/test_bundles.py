@@ -252,7 +252,7 @@ def test_an_image_id_taken_by_other_bytes_of_the_importer_moves(drawn, alice, me
 
 
 def test_labels_round_trip(drawn, bob):
-    imported = session_import(owner=bob, lines=export(drawn, images=False))
+    imported = session_import(owner=bob, lines=export(drawn))
     mine = [(la.entry_id, la.kind, la.text, la.created_at) for la in labels_of(session_id=drawn.id)]
     theirs = [
         (la.entry_id, la.kind, la.text, la.created_at) for la in labels_of(session_id=imported.id)
@@ -272,10 +272,19 @@ def test_a_label_on_an_entry_appended_after_the_export_began_is_left_out(drawn, 
     session_import(owner=alice, lines=[header, *rest])
 
 
+def test_a_file_naming_images_it_does_not_carry_is_refused(drawn, bob, media):
+    """Issue 27: a file that names Alice's images and carries none is no way to reach them."""
+    before, stored = counts(), files(media)
+    with pytest.raises(ImportRefused, match="neither in this file nor one of yours"):
+        session_import(owner=bob, lines=export(drawn, images=False))
+    assert counts() == before and files(media) == stored
+
+
 def test_images_of_someone_else_are_never_exported(drawn, alice, bob, staff_user):
-    """A file can name any image id; only the session owner's images go in the bundle."""
-    v1 = export(drawn, images=False)
-    sneaky = session_import(owner=bob, lines=v1)  # names alice's images, carries none
+    """Only the session owner's images go in the bundle, even for a session that names
+    another user's (one imported before imports checked what they name)."""
+    sneaky = session_import(owner=alice, lines=export(drawn, images=False))
+    ComicSession.objects.filter(pk=sneaky.pk).update(owner=bob)
     assert panel_ids(sneaky) == panel_ids(drawn)
     assert all(image_bytes_served(bob, i)[0] == 404 for i in panel_ids(sneaky))
     assert lines_of(export(sneaky), "image") == []
@@ -300,9 +309,12 @@ def as_version_1(lines):
     return [json.dumps(header, ensure_ascii=False), *rest]
 
 
-def test_version_1_files_still_import(drawn, bob):
-    imported = session_import(owner=bob, lines=as_version_1(export(drawn)))
+def test_version_1_files_still_import(drawn, alice, bob):
+    """A version 1 file carries no images: its owner may import it, nobody else."""
+    imported = session_import(owner=alice, lines=as_version_1(export(drawn)))
     assert strip_of(imported) == strip_of(drawn) and labels_of(session_id=imported.id) == []
+    with pytest.raises(ImportRefused, match="neither in this file nor one of yours"):
+        session_import(owner=bob, lines=as_version_1(export(drawn)))
 
 
 def test_the_version_1_fixture_imports(alice):

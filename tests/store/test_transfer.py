@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
+from jaiweb.render.services import render_request
 from jaiweb.store import transfer
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.errors import ImportRefused
@@ -26,6 +27,11 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 RECORD_TYPES = {"operation_accepted", "model_attempted", "usage_settled", "tool_dispatched"}
 RECORD_TYPES |= {"operation_finished"}
+
+
+@pytest.fixture(autouse=True)
+def media(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
 
 
 def _finish_with_reply(op_id, fencing, leaf, *, attempt, reply_id, at):
@@ -50,8 +56,10 @@ def _finish_with_reply(op_id, fencing, leaf, *, attempt, reply_id, at):
 
 
 def session_with_operations(owner, *, second_after=timedelta(seconds=5)):
-    """The article's session, then a run with a tool call and a short run, both finished."""
+    """The article's session, then a run with a tool call and a short run, both finished.
+    Its panel is an image of the owner's, so only the owner may import the file."""
     session = article_session_create(owner=owner, now=NOW)
+    image_id = render_request(user=owner, key="k_panel", params={"prompt": "p"}, now=NOW).image_id
     at = NOW + timedelta(seconds=10)
     got = operation_accept(session_id=session.id, text="画第三格：一掌拍飞超人强", now=at)
     op = got.operation_id
@@ -107,7 +115,7 @@ def session_with_operations(owner, *, second_after=timedelta(seconds=5)):
             tool_call_id="call_1",
             tool_name="generate_image",
             content="panel rendered",
-            details={"image_id": "img_1"},
+            details={"image_id": image_id},
         ),
     )
     run_append(operation_id=op, fencing=lease.fencing, entries=[result], expected_leaf_id="A1")
@@ -215,11 +223,11 @@ def test_records_follow_entries_per_operation_in_order(alice):
 # -- round trips ---------------------------------------------------------------------
 
 
-def test_round_trip_through_the_services(alice, bob):
+def test_round_trip_through_the_services(alice):
     original = session_with_operations(alice)
     first = export(original)
-    imported = session_import(owner=bob, lines=first)
-    assert imported.owner == bob and imported.id != original.id
+    imported = session_import(owner=alice, lines=first)
+    assert imported.owner == alice and imported.id != original.id
     second = export(imported)
     assert_round_trip(first, second)
     assert second[1:14] == first[1:14]
@@ -242,7 +250,7 @@ def test_round_trip_through_the_services(alice, bob):
     assert dispatch.result_entry_id == ids.result_entry_id("A1", "call_1")
 
     # export → import → export → import: the lines stay fixed from the first export on
-    third = export(session_import(owner=bob, lines=second))
+    third = export(session_import(owner=alice, lines=second))
     assert_round_trip(second, third)
 
 
@@ -271,12 +279,14 @@ def test_round_trip_through_the_commands(alice, bob, tmp_path):
     original = session_with_operations(alice)
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     call_command("export_session", original.id, "-o", str(first))
+    with pytest.raises(CommandError, match="neither in this file nor one of yours"):
+        call_command("import_session", str(first), "--owner", "bob")
     out = io.StringIO()
-    call_command("import_session", str(first), "--owner", "bob", stdout=out)
+    call_command("import_session", str(first), "--owner", "alice", stdout=out)
     match = re.fullmatch(r"imported session (s_\w+): 13 entries, 2 operations\n", out.getvalue())
     assert match
     imported = ComicSession.objects.get(pk=match[1])
-    assert imported.owner == bob
+    assert imported.owner == alice
     call_command("export_session", imported.id, "-o", str(second))
     text = first.read_text(encoding="utf-8")
     assert text.endswith("}\n") and "猪猪侠" in text

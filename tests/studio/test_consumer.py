@@ -386,6 +386,7 @@ async def test_a_burst_is_followed_by_a_catch_up_when_it_goes_quiet(alice, episo
 async def test_an_unrouted_path_is_refused_at_the_handshake_quietly(alice, path, caplog):
     """Issue 14.5: URLRouter raised ValueError ("No route found"), logged as a traceback."""
     headers = [
+        (b"host", b"127.0.0.1"),
         (b"origin", b"http://127.0.0.1"),
         (b"cookie", await sync_to_async(session_cookie)(alice)),
     ]

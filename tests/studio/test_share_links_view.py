@@ -9,6 +9,7 @@ from django.test import Client
 
 from jaiweb.store.models import ShareLink
 from jaiweb.store.services import entry_append, session_create
+from jaiweb.store.shares import share_panel_ref
 from tests.journal.factories import assistant, panel, user
 
 pytestmark = pytest.mark.django_db
@@ -70,8 +71,12 @@ def test_a_link_pinned_to_a_node_shows_that_branch(client, alice, story):
         f"/sessions/{story.id}/share-links/new", {"leaf_id": "p0"}, **HTMX
     ).content.decode()
     assert ShareLink.objects.get(session=story).leaf_id == "p0"
-    shared = Client().get(made_url(html)).content.decode()
-    assert "img_p0" in shared
+    url = made_url(html)
+    shared = Client().get(url).content.decode()
+    token = url.rstrip("/").rsplit("/", 1)[1]
+    ref = share_panel_ref(token=token, image_id="img_p0")
+    assert f'src="/s/{token}/panels/{ref}"' in shared
+    assert "img_p0" not in shared  # the page names no image id
 
 
 def test_a_plain_form_post_gets_the_panel_as_a_page(client, alice, story):

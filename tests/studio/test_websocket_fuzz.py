@@ -11,6 +11,8 @@ holds no traceback.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -72,10 +74,13 @@ def cookie_of(user) -> str:
     return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
 
 
-def open_socket(live: LiveStudio, path: str, cookie: str | None) -> ClientConnection:
+def open_socket(
+    live: LiveStudio, path: str, cookie: str | None, origin: str | None = None
+) -> ClientConnection:
+    """A socket from a page of the studio's own origin, or of ``origin``."""
     return connect(
         live.ws_url + path.lstrip("/"),
-        origin=live.url.rstrip("/"),
+        origin=origin or live.url.rstrip("/"),
         additional_headers={"Cookie": cookie} if cookie else {},
         open_timeout=TIMEOUT,
         close_timeout=TIMEOUT,
@@ -177,4 +182,26 @@ def test_addresses_no_one_may_watch_are_refused_at_the_handshake(live, alice, bo
             open_socket(live, path, cookie)
         assert refusal.value.response.status_code == 403, path
     with open_socket(live, f"/ws/sessions/{mine.id}/", alice_cookie) as ws:
+        until(ws, REGIONS)
+
+
+def test_pages_of_other_origins_are_refused_at_the_handshake(live, alice):
+    """Issue 27.5: a page on another port of the same machine, or the same address over
+    https, opened the owner's socket (the Origin's host was all that was checked)."""
+    mine = session_create(owner=alice, title="mine")
+    path, cookie = f"/ws/sessions/{mine.id}/", cookie_of(alice)
+    parts = urlsplit(live.url)
+    scheme, host, port = parts.scheme, parts.hostname, parts.port
+    other_port = port + 1 if port < 65535 else port - 1
+    foreign = [
+        f"{scheme}://localhost:{other_port}",
+        f"{scheme}://{host}:{other_port}",
+        f"https://{host}:{port}",
+        f"{scheme}://localhost:{port}",
+    ]
+    for origin in foreign:
+        with pytest.raises(InvalidStatus) as refusal:
+            open_socket(live, path, cookie, origin=origin)
+        assert refusal.value.response.status_code == 403, origin
+    with open_socket(live, path, cookie) as ws:  # the studio's own page
         until(ws, REGIONS)

@@ -12,6 +12,8 @@ tests/test_layout.py checks it):
   ``decide_when_asked``);
 * ``fixtures``: the web apps' folders' ``media`` and ``episode`` fixtures;
 * ``model_server``: a loopback OpenAI-compatible server and the chunks it streams;
+* ``image_servers``: loopback servers speaking OpenAI's Images API and AUTOMATIC1111's web
+  API, with their fixtures (``openai_images``, ``a1111``);
 * ``passes``: which pass of `./dev test-all` this process is (``this_pass``);
 * ``sinks``, ``stories``, ``trees``: a recording event sink, the article's prompts, big
   session trees.

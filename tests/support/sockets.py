@@ -52,9 +52,16 @@ def due(clock: FakeClock, at: float) -> bool:
     return any(abs(when - at) < 1e-6 for when in clock.pending())
 
 
-async def connect(session_id: str, user=None, origin: bytes = b"http://127.0.0.1", extra=()):
-    """A websocket to the session's socket: (communicator, whether it was accepted)."""
-    headers = [(b"origin", origin), *extra]
+async def connect(
+    session_id: str,
+    user=None,
+    origin: bytes = b"http://127.0.0.1",
+    extra=(),
+    host: bytes = b"127.0.0.1",
+):
+    """A websocket to the session's socket: (communicator, whether it was accepted).
+    As a browser's handshake, it names the server (``Host``) and the page (``Origin``)."""
+    headers = [(b"host", host), (b"origin", origin), *extra]
     if user is not None:
         headers.append((b"cookie", await sync_to_async(session_cookie)(user)))
     communicator = WebsocketCommunicator(application, f"/ws/sessions/{session_id}/", headers)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from pydantic import Field
 
 from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
-from jaiweb.render.errors import InsufficientCredits, RenderError, RenderInProgress
+from jaiweb.render.backends import renderer_for_settings
+from jaiweb.render.errors import RenderError, RenderInProgress
 from jaiweb.render.services import PANEL_COST, render_lease_seconds, render_request
+from journal.records import Policy
 
 
 class ImageArgs(Args):
@@ -17,9 +18,10 @@ class ImageArgs(Args):
 
 
 class GenerateImage(Tool):
-    """Calls the render service with the call's idempotency key. The local renderer honours
-    keys (a repeat returns the stored panel, no second charge): idempotent. OpenAI images do
-    not: at most once, and an open dispatch goes to the recovery inbox."""
+    """Calls the render service with the call's idempotency key. Its recovery policy is the
+    configured backend's own declaration: the local renderer is idempotent (a repeat under
+    the key returns the stored panel, no second charge); OpenAI images and AUTOMATIC1111
+    are at most once, and an open dispatch of theirs goes to the recovery inbox."""
 
     name = "generate_image"
     description = (
@@ -28,8 +30,8 @@ class GenerateImage(Tool):
     )
     args = ImageArgs
 
-    def policy(self):
-        return "at_most_once" if settings.JAIWEB_IMAGE_BACKEND == "openai" else "idempotent"
+    def policy(self) -> Policy:
+        return renderer_for_settings().policy
 
     def approval_cost(self, state):
         return None if state.permission_mode == "auto" else PANEL_COST
@@ -41,10 +43,13 @@ class GenerateImage(Tool):
                 n: c.model_dump(mode="json") for n, c in ctx.app_state.characters.items()
             },
         }
+        renderer = renderer_for_settings()
         deadline = time.monotonic() + render_lease_seconds() + 5
         while True:
             try:
-                result = render_request(user=ctx.owner, key=ctx.idempotency_key, params=params)
+                result = render_request(
+                    user=ctx.owner, key=ctx.idempotency_key, params=params, renderer=renderer
+                )
                 break
             except RenderInProgress:
                 # An earlier dispatch of this call crashed mid-render: its job is taken over
@@ -52,10 +57,10 @@ class GenerateImage(Tool):
                 if time.monotonic() > deadline:
                     return ToolOutput("the render is still in progress elsewhere", is_error=True)
                 time.sleep(0.5)
-            except InsufficientCredits as exc:
-                return ToolOutput(str(exc), is_error=True, details={"code": exc.code})
-            except RenderError as exc:
-                return ToolOutput(str(exc), is_error=True, details={"code": exc.code})
+            except RenderError as exc:  # not enough credits, a failed render: nothing charged
+                return ToolOutput(
+                    str(exc), is_error=True, details={"code": exc.code, "backend": renderer.name}
+                )
         ctx.faults.reach("during_tool", self.name)  # the render is done; its answer unused yet
         return ToolOutput(
             content="panel rendered"
@@ -64,7 +69,7 @@ class GenerateImage(Tool):
                 "image_id": result.image_id,
                 "content_type": result.content_type,
                 "backend": result.backend,
-                "cost": PANEL_COST,
+                "cost": result.cost,
                 "replayed": result.replayed,
             },
         )

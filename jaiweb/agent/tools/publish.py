@@ -10,6 +10,7 @@ from pydantic import Field
 from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput
 from jaiweb.agent.tools.panels import panels_on
 from jaiweb.feed.signing import HEADER, sign
+from jaiweb.render.selectors import image_owned
 
 
 class PublishArgs(Args):
@@ -41,11 +42,13 @@ class PublishPanel(Tool):
         return 0  # free, but public: always asked
 
     def run(self, ctx: ToolContext, args: PublishArgs) -> ToolOutput:
-        if args.image_id not in {p["image_id"] for p in panels_on(ctx.branch())}:
+        on_branch = args.image_id in {p["image_id"] for p in panels_on(ctx.branch())}
+        if not on_branch or not image_owned(image_id=args.image_id, owner_id=ctx.owner.pk):
             return ToolOutput(f"there is no panel {args.image_id!r} on this branch", is_error=True)
         body = json.dumps(
             {
                 "image_id": args.image_id,
+                "owner": ctx.owner.pk,
                 "caption": args.caption,
                 "session_id": ctx.session_id,
                 "idempotency_key": ctx.idempotency_key,

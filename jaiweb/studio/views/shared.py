@@ -12,7 +12,7 @@ from jaiweb.render.selectors import images_by_id
 from jaiweb.sessions import limits
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
-from jaiweb.store.shares import share_link_open
+from jaiweb.store.shares import share_link_open, share_panel_ref
 from jaiweb.studio.selectors import strip_panels
 from jaiweb.studio.views.files import panel_file
 
@@ -46,7 +46,8 @@ def shared_branch(request: HttpRequest, token: str) -> HttpResponse:
     if (refused := _too_many(request)) is not None:
         return refused
     session, panels = _opened(token)
-    ctx = {"title": session.title, "panels": panels, "token": token}
+    shown = [(panel, share_panel_ref(token=token, image_id=panel.image_id)) for panel in panels]
+    ctx = {"title": session.title, "panels": shown, "token": token}
     response = render(request, "studio/shared.html", ctx)
     response["Cache-Control"] = "private, no-store"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the address
@@ -55,14 +56,20 @@ def shared_branch(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_safe
-def shared_panel(request: HttpRequest, token: str, image_id: str) -> HttpResponse:
-    """A panel of the shared branch, and no other."""
+def shared_panel(request: HttpRequest, token: str, ref: str) -> HttpResponse:
+    """A panel of the shared branch, and no other: found by its address under this link,
+    and only when the image is the session owner's."""
     if (refused := _too_many(request)) is not None:
         return refused
-    _, panels = _opened(token)
-    if image_id not in {p.image_id for p in panels}:
+    session, panels = _opened(token)
+    by_ref = {share_panel_ref(token=token, image_id=p.image_id): p.image_id for p in panels}
+    image_id = by_ref.get(ref)
+    if image_id is None:
         raise Http404("no such panel")
-    image = images_by_id(ids=[image_id]).get(image_id)
+    image = images_by_id(ids=[image_id], owner_id=session.owner_id).get(image_id)
     if image is None:
         raise Http404("no such panel")
-    return panel_file(image, private=True)
+    response = panel_file(image, private=True)
+    response["Cache-Control"] = "private, no-store"  # a revoked link's panels are not kept
+    response["Referrer-Policy"] = "no-referrer"
+    return response
