@@ -16,6 +16,7 @@ and kept in DEV_SECRET_FILE, and the feed's secret is derived from SECRET_KEY.
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -86,6 +87,28 @@ def env_url(name: str, schemes: tuple[str, ...] = ("http", "https")) -> str | No
     if parts.scheme not in schemes or not parts.netloc:
         raise ImproperlyConfigured(f"{name} must be a {'/'.join(schemes)} URL, got {value!r}")
     return value
+
+
+def env_networks(name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Read a comma-separated list of IP addresses and CIDR networks (an address is a
+    network of one); unset or empty gives none. A network with host bits set
+    (10.0.0.5/8) is refused, since it is unclear which was meant."""
+    value = _raw(name)
+    if value is None:
+        return ()
+    networks = []
+    for part in value.split(","):
+        item = part.strip()
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item))
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"{name} must be comma-separated IP addresses or CIDR networks "
+                f"(such as 127.0.0.1, 10.0.0.0/8, ::1), got {value!r}: {exc}"
+            ) from None
+    return tuple(networks)
 
 
 def parse_database_url(url: str, base_dir: Path, name: str = "DATABASE_URL") -> dict:
@@ -160,6 +183,30 @@ def _postgres_options(pairs: list[tuple[str, str]], bad) -> dict:
         else:
             options[key] = value
     return options
+
+
+def redis_caches(url: str) -> dict:
+    """Return CACHES on the Redis at ``url``.
+
+    While Redis cannot be reached, each process counts the rate limits on its own
+    (jaiweb/sessions/limits.py), so a call may fail fast: 1 s timeouts and one immediate
+    retry (for a pooled connection Redis has closed), where redis-py's default retries
+    with backoff took 4 s to give up on a refused connection.
+    """
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "OPTIONS": {
+                "socket_connect_timeout": 1,
+                "socket_timeout": 1,
+                "retry": Retry(NoBackoff(), 1),
+            },
+        }
+    }
 
 
 # --- environment -------------------------------------------------------------------
@@ -305,13 +352,8 @@ if REDIS_URL:
             },
         }
     }
-    # Counters shared by every process (the prompt rate limit).
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-        }
-    }
+    # Counters shared by every process (the rate limits).
+    CACHES = redis_caches(REDIS_URL)
 else:
     # Only shared inside one process: the embedded mode (`manage.py studio`).
     CHANNEL_LAYERS = {
@@ -459,8 +501,16 @@ JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
 # Views of share links (pages and their panels) one client address may make per minute.
 JAIWEB_SHARE_VIEWS_PER_MINUTE = env_int("JAIWEB_SHARE_VIEWS_PER_MINUTE", 120, min=1)
+# The reverse proxies whose X-Forwarded-For is believed (addresses and CIDR networks,
+# comma-separated). The client's address is the one the last trusted proxy saw; with
+# none (the default) X-Forwarded-For is ignored and the address is the peer's.
+JAIWEB_TRUSTED_PROXIES = env_networks("JAIWEB_TRUSTED_PROXIES")
 # The largest session file (a bundle with its panel images) an import takes; larger: 413.
 JAIWEB_MAX_BUNDLE_BYTES = env_int("JAIWEB_MAX_BUNDLE_BYTES", 32 * 1024 * 1024, min=1024)
+
+# /healthz reports the disk as full (503) when the filesystem of JAIWEB_MEDIA_ROOT, or of
+# the SQLite database, has less than this many MiB free. 0: only writes that failed.
+JAIWEB_DISK_MIN_FREE_MB = env_int("JAIWEB_DISK_MIN_FREE_MB", 64, min=0)
 
 # GET /metrics: unset, only from loopback (and not through a proxy); set, only with
 # `Authorization: Bearer <token>`. At least 16 characters of A-Z a-z 0-9 - . _ ~ + / =.
@@ -510,6 +560,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: REMOTE_ADDR becomes the client's address (JAIWEB_TRUSTED_PROXIES).
+    "jaiweb.ops.proxies.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Every answer without a policy of its own gets the site's (jaiweb/ops/csp.py): scripts,
     # styles and connections from the site only, nothing inline, no framing.
@@ -521,6 +573,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A page's write on a full disk: 503, not 500 (the API has its own handlers).
+    "jaiweb.ops.disk.OutOfSpaceMiddleware",
     # Innermost: /api/v1/ writes in one transaction, every /api/v1/ answer JSON.
     "jaiweb.api.middleware.ApiMiddleware",
 ]

@@ -31,7 +31,8 @@ import json
 from django.contrib.auth import get_user_model
 from django.test import Client
 from jaiweb.accounts.services import api_token_create
-user = get_user_model().objects.create_user("alice", password="alice-pass-1")
+users = get_user_model().objects
+user = users.filter(username="alice").first() or users.create_user("alice", password="alice-pass-1")
 _, token = api_token_create(user=user, name="cluster test")
 client = Client()
 client.force_login(user)

@@ -50,6 +50,11 @@ PROD = {"DEBUG": "0", "SECRET_KEY": PROD_KEY, "JAIWEB_FEED_SECRET": PROD_FEED}
         ("JAIWEB_PROMPTS_PER_MINUTE", "0"),
         ("JAIWEB_SHARE_VIEWS_PER_MINUTE", "0"),
         ("JAIWEB_HTTPS", "sometimes"),
+        ("JAIWEB_TRUSTED_PROXIES", "nginx"),
+        ("JAIWEB_TRUSTED_PROXIES", "127.0.0.1, 10.0.0.300"),
+        ("JAIWEB_TRUSTED_PROXIES", "10.0.0.5/8"),  # host bits set: which was meant?
+        ("JAIWEB_TRUSTED_PROXIES", "127.0.0.1 10.0.0.1"),  # commas, not spaces
+        ("JAIWEB_DISK_MIN_FREE_MB", "-1"),
     ],
 )
 def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
@@ -156,6 +161,13 @@ def test_defaults():
     assert s["JAIWEB_LEASE_SECONDS"] == 15
     assert s["JAIWEB_CONTEXT_BUDGET"] == 24000
     assert s["JAIWEB_MAX_PROMPT_CHARS"] == 4000
+    assert s["JAIWEB_TRUSTED_PROXIES"] == []  # X-Forwarded-For ignored
+    assert s["JAIWEB_DISK_MIN_FREE_MB"] == 64
+
+
+def test_trusted_proxies_are_addresses_and_networks():
+    s = settings_of(JAIWEB_TRUSTED_PROXIES=" 127.0.0.1, 10.0.0.0/8,,::1 ")
+    assert s["JAIWEB_TRUSTED_PROXIES"] == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
 
 
 def test_good_values_parse():

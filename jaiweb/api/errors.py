@@ -28,6 +28,7 @@ from jaiweb.store.errors import (
     StaleLeaf,
     StoreError,
 )
+from jaiweb.store.space import space_failure_note
 from journal.errors import UnknownEntry
 
 log = logging.getLogger("jaiweb.api")
@@ -84,6 +85,14 @@ def connection_lost(exc: BaseException) -> bool:
         return True
     raw = connection.connection
     return raw is None or bool(getattr(raw, "closed", False))
+
+
+OUT_OF_SPACE = (503, "out_of_space", "the server is out of disk space; try again later")
+
+
+def out_of_space_response(api: NinjaAPI, request: HttpRequest) -> HttpResponse:
+    status, code, detail = OUT_OF_SPACE
+    return error_response(api, request, status, code, detail)
 
 
 def body_too_large_detail(limit: int | None = None) -> str:
@@ -168,6 +177,8 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     def on_unhandled(request: HttpRequest, exc: Exception) -> HttpResponse:
         """A bug: logged with its traceback; the client gets the contract's shape, no trace."""
+        if space_failure_note(exc=exc):  # a full disk, not a bug: /healthz reports it
+            return out_of_space_response(api, request)
         if isinstance(exc, OperationalError) and is_conflict(exc):
             # A deadlock victim or a serialization failure: nothing of it was written, and
             # ApiMiddleware runs the whole request again (its transaction is rolled back).

@@ -7,7 +7,8 @@
   What is to happen after the commit (waking runners, telling watchers) is registered
   with ``transaction.on_commit`` and is dropped with a rollback.
 * A read (GET) whose database connection died under it is made once more; a write
-  answers 503 database_unavailable, with nothing of it committed. A write that was a
+  answers 503 database_unavailable, with nothing of it committed (503 out_of_space when
+  the disk is full, which /healthz then reports too). A write that was a
   deadlock victim (or a serialization failure) is rolled back whole and made again, up
   to three times.
 * A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE (an import's: JAIWEB_MAX_BUNDLE_BYTES and
@@ -26,8 +27,9 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse
 
-from jaiweb.api.errors import body_too_large_detail, log
+from jaiweb.api.errors import OUT_OF_SPACE, body_too_large_detail, log
 from jaiweb.store.conflicts import ATTEMPTS, is_conflict
+from jaiweb.store.space import space_failure_note
 
 PREFIX = "/api/v1/"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -122,6 +124,11 @@ class ApiMiddleware:
         except (OperationalError, InterfaceError) as exc:
             # Beginning or committing the transaction itself: by then Django has dropped
             # the dead connection (and taken another), so the error is all there is to go on.
-            log.warning("database connection lost on %s %s: %s", request.method, request.path, exc)
-            response = _json_error(503, "database_unavailable", "the database is unavailable")
+            if space_failure_note(exc=exc):  # SQLite's commit on a full disk
+                response = _json_error(*OUT_OF_SPACE)
+            else:
+                log.warning(
+                    "database connection lost on %s %s: %s", request.method, request.path, exc
+                )
+                response = _json_error(503, "database_unavailable", "the database is unavailable")
         return _as_json(response)

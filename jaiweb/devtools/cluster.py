@@ -310,12 +310,12 @@ class Cluster:
     def _argv(self, m: Member) -> list[str]:
         if m.role == "web":
             app = "jaiweb.ops.asgi:application" if self.serve_static else "jaiweb.asgi:application"
-            # --proxy-headers: behind nginx, the client address is the X-Forwarded-For one.
+            # No --proxy-headers: daphne would believe the leftmost X-Forwarded-For entry,
+            # which the client writes; jaiweb.ops.proxies reads it (JAIWEB_TRUSTED_PROXIES).
             return [
                 self.python,
                 "-m",
                 "daphne",
-                "--proxy-headers",
                 "-b",
                 m.host,
                 "-p",

@@ -1,9 +1,12 @@
 """GET /healthz (is this process able to serve?) and GET /metrics (Prometheus text format).
 
-/healthz checks what a web process cannot work without: its database (``SELECT 1``) and
-its channel layer (a message sent to a fresh channel and received back), and answers 503
-naming the part that failed. /metrics reports the journals' figures from the database —
-so every process tells the same truth — and this process's own uptime and open sockets.
+/healthz checks what a web process cannot work without: its database (``SELECT 1``), its
+channel layer (a message sent to a fresh channel and received back) and room on its
+disks (``jaiweb.ops.disk``), and answers 503 naming the part that failed. It also
+reports the cache (a value written and read back): without it the process still serves,
+each process counting the rate limits on its own, so the cache alone never makes it 503.
+/metrics reports the journals' figures from the database — so every process tells the
+same truth — and this process's own uptime and open sockets.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import secrets
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from jaiweb.ops.disk import short_of_space
 from jaiweb.ops.metrics import CONTENT_TYPE, exposition
 from jaiweb.render.backends import renderer_for_settings
 
@@ -33,6 +38,19 @@ def _database_ok() -> bool:
             cursor.execute("SELECT 1")
             return cursor.fetchone() is not None
     except Exception:
+        return False
+
+
+def _cache_ok() -> bool:
+    """Write a value to the cache and read it back (each call bounded by the cache's own
+    socket timeouts, settings.CACHES)."""
+    key = f"jaiweb:healthz:{secrets.token_hex(8)}"
+    try:
+        cache.set(key, key, timeout=10)
+        ok = cache.get(key) == key
+        cache.delete(key)
+        return ok
+    except Exception:  # refused, timed out, a broken backend: all "error"
         return False
 
 
@@ -79,12 +97,17 @@ def image_backend_status() -> dict[str, str]:
 async def healthz(request: HttpRequest) -> JsonResponse:
     database = await sync_to_async(_database_ok)()
     layer = await _channel_layer_ok()
-    ok = database and layer
+    cached = await sync_to_async(_cache_ok)()
+    short = await sync_to_async(short_of_space)()
+    ok = database and layer and not short
     body = {
         "ok": ok,
         "database": "ok" if database else "error",
         "channel_layer": "ok" if layer else "error",
         "layer": layer_backend(),
+        "cache": "ok" if cached else "error",
+        "disk": "full" if short else "ok",
+        "disk_full": short,
         **await sync_to_async(image_backend_status, thread_sensitive=False)(),
     }
     return JsonResponse(body, status=200 if ok else 503)

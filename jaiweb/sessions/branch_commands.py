@@ -4,7 +4,6 @@ label a node."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.db import transaction
@@ -67,7 +66,7 @@ def prompt_resend(
             "the first prompt of a session cannot be sent again in it: fork into a new "
             "session from it instead"
         )
-    prompt_rate_check(user.pk, time.time())
+    prompt_rate_check(user.pk)
     return _resend(session, user, _before(session, prompt), text, expected_leaf_id)
 
 
@@ -81,7 +80,7 @@ def reply_regenerate(
             "the first prompt's reply cannot be drawn again in this session: fork into a "
             "new session from the prompt instead"
         )
-    prompt_rate_check(user.pk, time.time())
+    prompt_rate_check(user.pk)
     return _resend(
         session, user, _before(session, prompt), prompt.message.content, expected_leaf_id
     )

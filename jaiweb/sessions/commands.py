@@ -8,7 +8,6 @@ commit, so no one ever sees a state that was rolled back.
 from __future__ import annotations
 
 import logging
-import time
 from datetime import datetime
 from typing import Any, Literal
 
@@ -23,8 +22,8 @@ from jaiweb.agent.state import AppState, Character, UnreadableAppState
 from jaiweb.agent.tools.character import CharacterStateArgs
 from jaiweb.live.push import group_name, group_send_nowait
 from jaiweb.live.versions import facts_bump
+from jaiweb.sessions import limits
 from jaiweb.sessions.inbox import inbox_resolve
-from jaiweb.sessions.limits import minute_count
 from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import (
     InvalidEntry,
@@ -80,10 +79,13 @@ def runners_wake() -> None:
     transaction.on_commit(wake_local_runners)
 
 
-def prompt_rate_check(user_id: Any, now: float) -> None:
+def prompt_rate_check(user_id: Any, now: float | None = None) -> None:
+    """Count a prompt of the user's, and raise ``PromptRateLimited`` past the minute's
+    limit. ``now`` defaults to the limits' clock (``limits.clock``)."""
+    now = limits.clock() if now is None else now
     limit = settings.JAIWEB_PROMPTS_PER_MINUTE
-    if minute_count(f"jaiweb:prompts:{user_id}", now) > limit:
-        raise PromptRateLimited(limit, retry_after=60 - int(now % 60))
+    if limits.minute_count(f"jaiweb:prompts:{user_id}", now) > limit:
+        raise PromptRateLimited(limit, retry_after=limits.seconds_left_in_minute(now))
 
 
 def prompt_submit(
@@ -96,7 +98,7 @@ def prompt_submit(
 ) -> Accepted:
     """A prompt from the session's owner: a new run on an idle session, steering otherwise;
     ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw."""
-    prompt_rate_check(user.pk, time.time())
+    prompt_rate_check(user.pk)
     return _prompt_accept(session, user, text, expected_leaf_id, language or get_language())
 
 

@@ -10,6 +10,7 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from journal.jsonvalues import NUL, SURROGATE
 from tests.api.conftest import api_for, park
+from tests.support.clocks import pin_the_minute
 from tests.support.threads import orm_thread
 
 pytestmark = pytest.mark.django_db
@@ -103,14 +104,15 @@ def test_text_no_database_could_keep_is_422_and_writes_nothing(as_alice, session
     assert as_alice.get(f"/sessions/{session.id}").status_code == 200
 
 
-def test_too_many_prompts_is_429_with_retry_after(as_alice, session, settings):
+def test_too_many_prompts_is_429_with_retry_after(as_alice, session, settings, monkeypatch):
+    pin_the_minute(monkeypatch, into=59.5)  # the three prompts fall in one minute
     settings.JAIWEB_PROMPTS_PER_MINUTE = 2
     assert prompt(as_alice, session).status_code == 202
     assert prompt(as_alice, session).status_code == 202
     response = prompt(as_alice, session)
     assert response.status_code == 429
     assert response.json()["code"] == "rate_limited"
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert response["Retry-After"] == "1"  # half a second left: never 0
     # Refused prompts write nothing: one run, one steering input.
     assert len(operation_records(operation_id=Operation.objects.get().id)) == 2
 

@@ -131,6 +131,11 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
                 "database": "ok",
                 "channel_layer": "ok",
                 "layer": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                "cache": "ok",
+                "disk": "ok",
+                "disk_full": [],
+                "image_backend": "local",
+                "image": "ok",
             }
         secrets = json.loads(cluster.manage("shell", "-c", SETUP).strip().splitlines()[-1])
         api_b = Api(web_b, secrets["token"])

@@ -1,15 +1,34 @@
-"""GET /healthz: the database and the channel layer, each checked for real; 503 naming a failure."""
+"""GET /healthz: the database, the channel layer, the cache and the disks, each checked for
+real; 503 naming a failure (the cache alone never makes it 503: tests/ops/test_redis_outage.py)."""
+
+import json
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test import Client
 
+from jaiweb.accounts.services import api_token_create
+from jaiweb.store import space
+from jaiweb.store.models import Operation
+from jaiweb.store.services import session_create
+from tests.support.clocks import FakeClock
 from tests.support.image_servers import a1111 as a1111  # the fixture
 from tests.support.image_servers import free_port_url
 
 pytestmark = pytest.mark.django_db
 
-
 LOCAL_IMAGES = {"image_backend": "local", "image": "ok"}  # the default: nothing to ask
+ALL_WELL = {"cache": "ok", "disk": "ok", "disk_full": [], **LOCAL_IMAGES}
+
+
+@pytest.fixture(autouse=True)
+def _no_failed_write_yet(monkeypatch):
+    """No write of this process has failed for lack of space (the note is per process)."""
+    monkeypatch.setattr(space, "_failed_at", None)
 
 
 def backend() -> str:
@@ -24,7 +43,7 @@ def test_it_works(client):
         "database": "ok",
         "channel_layer": "ok",
         "layer": backend(),
-        **LOCAL_IMAGES,
+        **ALL_WELL,
     }
     assert "no-cache" in r["Cache-Control"]
     assert "no-store" in r["Cache-Control"]
@@ -53,7 +72,7 @@ def test_it_reports_a_database_failure(client, monkeypatch):
         "database": "error",
         "channel_layer": "ok",
         "layer": backend(),
-        **LOCAL_IMAGES,
+        **ALL_WELL,
     }
 
 
@@ -66,7 +85,7 @@ def test_it_reports_a_broken_channel_layer(client, settings):
         "database": "ok",
         "channel_layer": "error",
         "layer": "tests.ops.layers.BrokenLayer",
-        **LOCAL_IMAGES,
+        **ALL_WELL,
     }
 
 
@@ -111,8 +130,138 @@ def test_redis_that_is_not_there(client, settings):
         "database": "ok",
         "channel_layer": "error",
         "layer": REDIS,
+        **ALL_WELL,
+    }
+
+
+# --- the disk (issue 27.3: ok: true while every write answered 503) ----------------------
+
+MB = 1024 * 1024
+
+
+def _written(tmp_path) -> dict[str, Path]:
+    """Where this process writes: the media folder, and the SQLite database's folder."""
+    places = {"media": tmp_path / "media"}  # not made yet: its parent's filesystem counts
+    if connection.vendor == "sqlite":
+        places["database"] = Path(connection.settings_dict["NAME"]).parent
+    return places
+
+
+def test_a_filesystem_with_less_free_space_than_the_floor_is_full(client, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    places = _written(tmp_path)
+    most = max(shutil.disk_usage(p if p.exists() else tmp_path).free for p in places.values())
+    settings.JAIWEB_DISK_MIN_FREE_MB = most // MB + 1024  # more than any of them has
+    r = client.get("/healthz")
+    assert r.status_code == 503
+    assert r.json() == {
+        "ok": False,
+        "database": "ok",
+        "channel_layer": "ok",
+        "layer": backend(),
+        "cache": "ok",
+        "disk": "full",
+        "disk_full": list(places),  # media, then the SQLite database
         **LOCAL_IMAGES,
     }
+    settings.JAIWEB_DISK_MIN_FREE_MB = 1  # less than either has
+    assert client.get("/healthz").json() == {**r.json(), "ok": True, **ALL_WELL}
+    settings.JAIWEB_DISK_MIN_FREE_MB = 0  # no floor at all
+    assert client.get("/healthz").status_code == 200
+
+
+@contextmanager
+def database_refuses_to_grow():
+    """The test database answers as on a full disk. SQLite: it may not grow past the pages
+    it has (SQLITE_FULL, "database or disk is full"). PostgreSQL: an insert of an entry
+    raises disk_full (SQLSTATE 53100), the error its storage gives when a file cannot grow."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("PRAGMA page_count")
+            cursor.execute(f"PRAGMA max_page_count = {cursor.fetchone()[0]}")
+            try:
+                yield
+            finally:
+                cursor.execute("PRAGMA max_page_count = 4294967294")
+            return
+        cursor.execute(
+            "CREATE FUNCTION test_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "RAISE EXCEPTION 'could not extend file: No space left on device' "
+            "USING ERRCODE = 'disk_full'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER test_disk_full BEFORE INSERT ON store_entry "
+            "FOR EACH ROW EXECUTE FUNCTION test_disk_full()"
+        )
+        try:
+            yield
+        finally:
+            cursor.execute("DROP TRIGGER test_disk_full ON store_entry")
+            cursor.execute("DROP FUNCTION test_disk_full()")
+
+
+def big_prompt() -> str:
+    """A prompt larger than the free pages of the SQLite file, so that it needs new ones."""
+    with connection.cursor() as cursor:
+        if connection.vendor != "sqlite":
+            return "a prompt"
+        cursor.execute("PRAGMA freelist_count")
+        free = cursor.fetchone()[0]
+        cursor.execute("PRAGMA page_size")
+        return "x" * ((free + 4) * cursor.fetchone()[0])
+
+
+def test_a_write_that_failed_for_lack_of_space_makes_the_disk_full_for_a_minute(
+    client, settings, alice, monkeypatch
+):
+    fake = FakeClock()
+    monkeypatch.setattr(space, "clock", fake.monotonic)
+    settings.JAIWEB_DISK_MIN_FREE_MB = 0  # only the failed writes count here
+    settings.JAIWEB_MAX_PROMPT_CHARS = 10**6
+    session = session_create(owner=alice, title="full")
+    api = Client(headers={"Authorization": f"Bearer {api_token_create(user=alice, name='t')[1]}"})
+    client.force_login(alice)
+    text = big_prompt()
+
+    with database_refuses_to_grow():
+        refused = api.post(
+            f"/api/v1/sessions/{session.id}/prompts", json.dumps({"text": text}), "application/json"
+        )
+        page = client.post(
+            f"/sessions/{session.id}/prompts", {"text": text}, HTTP_HX_REQUEST="true"
+        )
+    assert refused.status_code == 503
+    assert refused.json() == {
+        "detail": "the server is out of disk space; try again later",
+        "code": "out_of_space",
+    }
+    assert page.status_code == 503 and "out of disk space" in page.content.decode()
+    assert not Operation.objects.filter(session=session).exists()  # nothing written
+
+    r = client.get("/healthz")
+    assert r.status_code == 503
+    assert r.json() == {
+        "ok": False,
+        "database": "ok",
+        "channel_layer": "ok",
+        "layer": backend(),
+        "cache": "ok",
+        "disk": "full",
+        "disk_full": ["writes"],
+        **LOCAL_IMAGES,
+    }
+    fake.advance(space.RECENT_SECONDS - 1)
+    assert client.get("/healthz").status_code == 503
+    fake.advance(1)  # a minute with no failed write: the disk is no longer reported full
+    assert client.get("/healthz").json() == {**r.json(), "ok": True, **ALL_WELL}
+    assert (
+        api.post(
+            f"/api/v1/sessions/{session.id}/prompts",
+            json.dumps({"text": "now"}),
+            "application/json",
+        ).status_code
+        == 202
+    )
 
 
 def test_it_says_which_image_backend_answers(client, settings, a1111):

@@ -8,6 +8,7 @@ from django.test import Client
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Entry, Operation
 from tests.support.builders import park_operation
+from tests.support.clocks import pin_the_minute
 
 pytestmark = pytest.mark.django_db
 
@@ -50,19 +51,23 @@ def test_too_long_is_422_and_empty_is_422(client, alice, episode, settings):
     assert not Entry.objects.filter(session=episode).exists()
 
 
-def test_the_rate_limit_is_429_with_retry_after(client, alice, episode, settings):
+def test_the_rate_limit_is_429_with_retry_after(client, alice, episode, settings, monkeypatch):
     from django.core.cache import cache
 
     cache.clear()
+    minute = pin_the_minute(monkeypatch, into=15)  # the three prompts fall in one minute
     settings.JAIWEB_PROMPTS_PER_MINUTE = 2
     client.force_login(alice)
     codes = [
         client.post(f"/sessions/{episode.id}/prompts", {"text": f"p{i}"}, **HX).status_code
         for i in range(3)
     ]
-    assert codes[:2] == [202, 202] and codes[2] == 429
+    assert codes == [202, 202, 429]
     r = client.post(f"/sessions/{episode.id}/prompts", {"text": "again"}, **HX)
-    assert r.status_code == 429 and int(r["Retry-After"]) > 0
+    assert r.status_code == 429 and r["Retry-After"] == "45"
+    minute.advance(45)  # the next minute
+    r = client.post(f"/sessions/{episode.id}/prompts", {"text": "later"}, **HX)
+    assert r.status_code == 202
     cache.clear()
 
 

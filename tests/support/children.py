@@ -217,7 +217,7 @@ print(json.dumps({
     "SESSION_COOKIE_SECURE": s.SESSION_COOKIE_SECURE,
     "CSRF_COOKIE_SECURE": s.CSRF_COOKIE_SECURE,
     **{k: getattr(s, k) for k in dir(s) if k.startswith("JAIWEB_")},
-}))
+}, default=str))  # JAIWEB_TRUSTED_PROXIES: ipaddress networks, as text
 """
 
 

@@ -4,6 +4,8 @@ Code that waits takes its clock as an argument (``DeltaCoalescer``'s ``clock`` a
 ``timer``, the studio consumer's ``clock`` and ``sleep``); a test hands it a
 ``FakeClock``'s ``monotonic``, ``call_later`` and ``sleep``, then ``advance``s it and
 asserts on what happened at which fake second, never on how long the machine took.
+
+``MinuteClock`` is a wall clock for the per-minute rate limits, pinned inside one minute.
 """
 
 from __future__ import annotations
@@ -93,3 +95,27 @@ class FakeClock:
                 self.now = max(self.now, due.at)
             due.fire()
         self.now = until
+
+
+class MinuteClock:
+    """A wall clock for the per-minute rate limits (``jaiweb.sessions.limits.clock``): it
+    stands still ``into`` seconds into a minute until a test moves it, so a test's requests
+    never fall into two minutes."""
+
+    def __init__(self, into: float = 10.0, minute: int = 29_000_000) -> None:
+        self.now = minute * 60 + into
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def pin_the_minute(monkeypatch, into: float = 10.0) -> MinuteClock:
+    """Give the rate limits a ``MinuteClock`` (undone at the end of the test)."""
+    from jaiweb.sessions import limits
+
+    clock = MinuteClock(into)
+    monkeypatch.setattr(limits, "clock", clock)
+    return clock

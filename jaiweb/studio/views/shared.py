@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -11,7 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import images_by_id
-from jaiweb.sessions.limits import minute_count
+from jaiweb.sessions import limits
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
 from jaiweb.store.shares import share_link_open, share_panel_ref
@@ -20,13 +18,18 @@ from jaiweb.studio.views.files import panel_file
 
 
 def _too_many(request: HttpRequest) -> HttpResponse | None:
-    """A client address's views of share links this minute, past the limit: 429."""
-    now = time.time()
-    count = minute_count(f"jaiweb:shares:{request.META.get('REMOTE_ADDR', '')}", now)
+    """Count a view of a share link by the client's address; past the limit, answer 429.
+
+    The address is REMOTE_ADDR as ``ClientAddressMiddleware`` leaves it: the peer's, or
+    the one the last trusted proxy saw (``JAIWEB_TRUSTED_PROXIES``), never one the client
+    wrote in X-Forwarded-For itself.
+    """
+    now = limits.clock()
+    count = limits.minute_count(f"jaiweb:shares:{request.META.get('REMOTE_ADDR', '')}", now)
     if count <= settings.JAIWEB_SHARE_VIEWS_PER_MINUTE:
         return None
     response = HttpResponse(_("Too many views of shared pages; try again in a minute."), status=429)
-    response["Retry-After"] = str(60 - int(now % 60))
+    response["Retry-After"] = str(limits.seconds_left_in_minute(now))
     return response
 
 
