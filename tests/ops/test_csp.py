@@ -7,6 +7,7 @@ any violation Chromium reports.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -172,3 +173,17 @@ def test_no_template_holds_what_the_policy_refuses():
 )
 def test_the_template_check_sees_each_kind(snippet):
     assert any(p.search(snippet) for p in INLINE.values()), snippet
+
+
+def test_htmx_never_settles_a_style_attribute():
+    """htmx's settle step copies an element's ``style`` with ``setAttribute`` (its default
+    ``attributesToSettle``), which ``style-src 'self'`` refuses: Chromium reported it on
+    the studio page after the first prompt. Every page's htmx config leaves it out."""
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    configs = []
+    for path in templates.rglob("*.html"):
+        for match in re.finditer(r"<meta name=\"htmx-config\" content='([^']*)'", path.read_text()):
+            configs.append((path.name, json.loads(match[1])))
+    assert {name for name, _ in configs} >= {"base.html", "page.html"}
+    for name, config in configs:
+        assert "style" not in config.get("attributesToSettle", ["style"]), name
