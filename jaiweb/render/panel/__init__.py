@@ -474,10 +474,10 @@ def _ring(floor: float, height: float, dice: Dice) -> str:
         f'fill="hsl({hues[i]},30%,55%)" fill-opacity="0.5"/>'
         for i in range(16)
     )
-    spots = dice.numbers("flashes", 6, 0, 1000)
-    flashes = "".join(
-        f'<polygon points="{star(30 + spots[i] * 0.58, floor - 176 + spots[i + 3] * 0.04, 9, 3)}" '
-        'fill="#fffde7" stroke="#fbc02d" stroke-width="1"/>'
+    spots = dice.numbers("flashes", 6, 0, 580)
+    flashes = "".join(  # a camera's flash: a four-pointed sparkle in the crowd
+        f'<path d="M {30 + spots[i]} {floor - 185 + spots[i + 3] % 40:.0f} l 3 6 l 6 3 l -6 3 '
+        'l -3 6 l -3 -6 l -6 -3 l 6 -3 Z" fill="#fffde7" stroke="#fbc02d" stroke-width="1"/>'
         for i in range(3)
     )
     ropes = "".join(
