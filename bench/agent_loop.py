@@ -741,8 +741,9 @@ def _render_bench(args: argparse.Namespace, owner) -> None:
     characters = AppState.of(INITIAL_STATE).as_json()["characters"]
     characters["猪猪侠"] = {"buff": "超级棒棒糖(功夫大师)", "skill": "降龙十巴掌", "mood": "得意"}
 
-    def params(i: int) -> dict:
-        return {"prompt": PROMPT.format(n=i) + SCENES[i % len(SCENES)], "characters": characters}
+    def params(i: int) -> dict:  # a seed per panel, as generate_image gives each call's key
+        prompt = PROMPT.format(n=i) + SCENES[i % len(SCENES)]
+        return {"prompt": prompt, "characters": characters, "seed": i}
 
     renderer = LocalRenderer()
     n, runs = args.renders, args.render_runs

@@ -21,6 +21,14 @@ def idempotency_key(operation_id: str, tool_call_id: str) -> str:
     return "k_" + _h(operation_id + "\x00" + tool_call_id)[:32]
 
 
+def render_seed(idempotency_key: str) -> int:
+    """The seed a render under this key draws with: the key's hash, its first eight hex
+    digits read as an unsigned 32-bit int. A repeat under the same key asks for the same
+    picture (the render ledger's same key, same parameters); a new key, as a regenerate
+    makes, asks for a new one."""
+    return int(_h(idempotency_key)[:8], 16)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, UTF-8 text, no spaces: the form hashes and exports are computed on."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob
 from jaiweb.render.selectors import wallet_balance
+from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import ComicSession, Entry, Operation
 from jaiweb.store.selectors import app_state_at, branch_get
 from jaiweb.store.services import entry_append, session_create
+from journal.branches import panel_image_of
+from journal.ids import render_seed
 from tests.api.conftest import run_to_the_end, start_run
 from tests.journal.factories import assistant, branch, panel, state, user
+from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
 
@@ -74,6 +80,39 @@ def test_regenerate_sends_the_turns_prompt_again_as_a_sibling(as_alice, story):
     path = branch_get(session=story)
     assert path[-1].message.content == "降龙十巴掌" and path[-1].id != "u1"
     assert path[-1].parent_id == path[-2].id and path[-2].parent_id == "a0"
+
+
+@pytest.fixture
+def media(tmp_path, settings):
+    """Rendered panels go to the test's own folder."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def test_each_regenerate_draws_a_new_picture_for_its_charge(alice, as_alice, media):
+    """Issue 28: a regenerate renders under a new key, so a new seed: a panel and two
+    regenerates of it are three pictures for three charges."""
+    session = session_create(owner=alice, title="regenerate", initial_app_state=DEFAULT_STATE)
+    for text in ("你好", "/draw 猪猪侠在擂台上对决超人强"):
+        prompt_submit(session=session, user=alice, text=text)
+        assert run_pending() == "finished"
+    for _ in range(2):
+        session.refresh_from_db()
+        drawn = [e for e in branch_get(session=session) if panel_image_of(e)][-1]
+        got = as_alice.post(f"/sessions/{session.id}/entries/{drawn.id}/regenerate", {})
+        assert got.status_code == 202, got.content
+        assert run_pending() == "finished"
+
+    images = Image.objects.filter(user=alice)
+    pictures = {(media / image.path).read_bytes() for image in images}
+    assert images.count() == 3 and len(pictures) == 3  # three different images
+    charges = LedgerEntry.objects.filter(kind="charge")
+    assert sorted(c.amount for c in charges) == [-10, -10, -10]  # and 30 credits
+    assert wallet_balance(user=alice) == WELCOME_CREDITS - 30
+    jobs = RenderJob.objects.all()
+    assert len({job.params["prompt"] for job in jobs}) == 1  # the same panel asked for
+    assert {job.params["seed"] for job in jobs} == {render_seed(job.key) for job in jobs}
+    assert len({job.params["seed"] for job in jobs}) == 3
 
 
 def test_the_first_prompt_and_a_non_prompt_cannot_be_resent(as_alice, story):

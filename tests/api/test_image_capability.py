@@ -32,8 +32,9 @@ def media(tmp_path, settings):
 
 
 def drawn_session(user, title: str):
-    """A session with one panel, drawn from a prompt of the user's own (the local renderer
-    draws the same prompt as the same picture)."""
+    """A session with one panel, drawn from a prompt of the user's own (so its picture is
+    the user's own even before the render's seed, which comes from the call's key, tells
+    two renders of one prompt apart)."""
     session = session_create(owner=user, title=title, initial_app_state=DEFAULT_STATE)
     prompt_submit(session=session, user=user, text=f"/draw {user.username}的棒棒糖")
     run_pending()

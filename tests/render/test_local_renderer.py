@@ -158,3 +158,124 @@ def test_long_chinese_text_is_fully_present_and_the_panel_grows_to_hold_it():
     assert height > 400  # the caption needed more room than the usual panel has
     short = ET.fromstring(svg(compose("擂台", "开场！"), STATE))
     assert float(short.get("height")) == 400
+
+
+# --- the seed: another seed, another picture of the same script ----------------------------
+
+PROMPTS = {
+    "ring": compose("猪猪侠在擂台上对决超人强", "", (("猪猪侠", "来吧！"), ("超人强", "哼！"))),
+    "finishing": "使出绝招降龙十巴掌，一掌拍飞超人强！",
+    "classroom": "迷糊老师在教室里讲课，菲菲和小呆呆在听",
+    "outdoors": "Pig-Man, Feifei, Bobi and Daidai walk in the park",
+    "nobody": "A quiet morning by the lake",
+}
+SEEDS = (0, 1, 2, 7, 4242, 2**31, 2**32 - 1)
+
+
+def drawn(prompt: str, seed: int, characters: dict | None = None) -> bytes:
+    params = {"prompt": prompt, "characters": characters or {}, "seed": seed}
+    return LocalRenderer().render(params).data
+
+
+def stage_of(text: str) -> ET.Element:
+    """The stage group: the setting, the action and the figures, as the camera frames them."""
+    return next(g for g in ET.fromstring(text).iter(f"{SVG}g") if g.get("data-framing"))
+
+
+def setting_of(text: str) -> str:
+    """The stage's drawing before its first figure: the background."""
+    out = []
+    for child in stage_of(text):
+        if child.get("data-character") or child.tag == f"{SVG}ellipse":
+            break  # a figure's shadow, then the figure
+        out.append(ET.tostring(child, encoding="unicode"))
+    return "".join(out)
+
+
+def placed(text: str) -> dict[str, str]:
+    """Each figure's place (its group's transform), by name."""
+    return {
+        g.get("data-character"): g.get("transform")
+        for g in stage_of(text).iter(f"{SVG}g")
+        if g.get("data-character")
+    }
+
+
+def poses(text: str) -> dict[str, str]:
+    """Each figure's drawing as it stands, without its place or its tooltip."""
+    return {
+        name: re.sub(r'<title>.*?</title>|transform="[^"]*"', "", g, count=2)
+        for name, g in figures(text).items()
+    }
+
+
+@pytest.mark.parametrize("name", PROMPTS)
+def test_two_seeds_draw_two_pictures_and_one_seed_always_the_same(name):
+    prompt = PROMPTS[name]
+    pictures = [drawn(prompt, seed, STATE) for seed in SEEDS]
+    assert len(set(pictures)) == len(SEEDS)  # every seed its own picture
+    for seed, picture in zip(SEEDS, pictures, strict=True):
+        assert drawn(prompt, seed, dict(STATE)) == picture  # and the same one every time
+        ET.fromstring(picture)
+
+
+@pytest.mark.parametrize(
+    ("name", "scene"),
+    [("ring", "ring"), ("finishing", "default"), ("classroom", "classroom"), ("nobody", "default")],
+)
+def test_the_seed_moves_figures_poses_framing_and_setting_but_never_the_scene(name, scene):
+    texts = [drawn(PROMPTS[name], seed, STATE).decode() for seed in range(12)]
+    assert {ET.fromstring(t).get("data-scene") for t in texts} == {scene}  # CONTRACT §7
+    assert len({setting_of(t) for t in texts}) == len(texts)  # a detail of the background
+    cast = [figures(t) for t in texts]
+    assert all(list(c) == list(cast[0]) for c in cast)  # the same cast, in the same order
+    if cast[0]:
+        assert len({tuple(placed(t).values()) for t in texts}) > 1  # where they stand
+        assert len({tuple(poses(t).values()) for t in texts}) > 1  # how they stand
+        assert len({stage_of(t).get("data-framing") for t in texts}) > 1  # how close
+
+
+def test_the_seed_never_changes_what_the_script_and_state_say():
+    """Each seed still draws the scene's poses: the finishing move's burst and the flying
+    opponent, the lollipop, the sick face; and the same words."""
+    for seed in SEEDS:
+        finish = drawn("使出绝招降龙十巴掌，一掌拍飞超人强！", seed, STATE).decode()
+        assert "rotate(28)" in finish and "降龙十巴掌" in finish
+        assert "#ff4081" in drawn("猪猪侠吃下超级棒棒糖", seed).decode()
+        sick = drawn("猪猪侠在擂台上", seed, {"猪猪侠": SICK}).decode()
+        assert 'fill="#7cb342" fill-opacity' in figures(sick)["猪猪侠"]
+        fight = drawn(PROMPTS["ring"], seed, STATE).decode()
+        assert "scale(-1.12" in fight  # the opponent still faces the hero
+        shown = " ".join(" ".join(lines) for lines in lines_of(fight))
+        assert "来吧！" in shown and "哼！" in shown
+
+
+def test_a_zoomed_camera_keeps_every_figure_and_name_tag_inside_the_panel():
+    four = PROMPTS["outdoors"]
+    for seed in range(60):
+        root = ET.fromstring(drawn(four, seed, STATE))
+        framing = next(g for g in root.iter(f"{SVG}g") if g.get("data-framing"))
+        zoom = re.search(r"scale\(([\d.]+)\)", framing.get("transform") or "scale(1)")
+        assert 1.0 <= float(zoom.group(1)) <= 1.16
+        tags = [
+            r for r in root if r.tag == f"{SVG}rect" and r.get("rx") == "6"
+        ]  # the name tags, outside the stage
+        assert len(tags) == 4
+        for tag in tags:
+            left = float(tag.get("x"))
+            assert left >= 0 and left + float(tag.get("width")) <= 640
+
+
+def test_everything_typed_is_escaped_under_every_seed():
+    evil = '"><script>alert(1)</script><img src=x onerror=alert(2)>\x01\x1b'
+    prompt = compose(evil, evil, ((evil, evil),))
+    for seed in SEEDS:
+        text = drawn(prompt, seed, {evil: {"buff": evil, "skill": evil, "mood": evil}})
+        assert b"<script" not in text and b"<img" not in text and b"\x01" not in text
+        assert "<script>alert(1)</script>" in "".join(ET.fromstring(text).itertext())
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, "7", 1.5, True, None])
+def test_a_seed_out_of_range_is_refused_naming_it(seed):
+    with pytest.raises(ValueError, match="seed must be an int from 0 to 4294967295"):
+        LocalRenderer().render({"prompt": "p", "characters": {}, "seed": seed})

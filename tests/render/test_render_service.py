@@ -23,6 +23,7 @@ from jaiweb.render.services import (
     render_request,
     wallet_get_or_create,
 )
+from journal.ids import idempotency_key, render_seed
 
 pytestmark = pytest.mark.django_db
 PARAMS = {"prompt": "猪猪侠决战超人强", "characters": {"猪猪侠": {"buff": "超级棒棒糖"}}}
@@ -81,6 +82,38 @@ def test_repeat_with_same_params_returns_the_stored_result_without_charge(alice)
     assert again.replayed and again.image_id == first.image_id
     assert renderer.calls == 1 and charges("k1") == 1
     assert wallet_balance(user=alice) == WELCOME_CREDITS - PANEL_COST
+
+
+def test_a_seeded_render_repeats_under_its_key_and_a_new_key_draws_anew(alice, media):
+    """The image tool's params carry a seed from the call's key: a repeat under the key is
+    the stored picture, no new charge; a regenerate's new key is a new picture, charged."""
+    renderer = CountingRenderer()
+
+    def seeded(key):
+        return {**PARAMS, "seed": render_seed(key)}
+
+    def picture(result):
+        return (media / Image.objects.get(pk=result.image_id).path).read_bytes()
+
+    key, regenerated = idempotency_key("op_1", "call_1"), idempotency_key("op_2", "call_1")
+    first = render_request(user=alice, key=key, params=seeded(key), renderer=renderer)
+    again = render_request(user=alice, key=key, params=seeded(key), renderer=renderer)
+    assert again.replayed and again.image_id == first.image_id
+    assert renderer.calls == 1 and charges(key) == 1
+    other = render_request(
+        user=alice, key=regenerated, params=seeded(regenerated), renderer=renderer
+    )
+    assert not other.replayed and renderer.calls == 2 and charges(regenerated) == 1
+    assert picture(other) != picture(first)
+    with pytest.raises(KeyReused):  # a key keeps the seed it was first asked with
+        render_request(user=alice, key=key, params=seeded(regenerated), renderer=renderer)
+    assert wallet_balance(user=alice) == WELCOME_CREDITS - 2 * PANEL_COST
+
+
+def test_a_bad_seed_fails_the_render_naming_it_and_charges_nothing(alice):
+    with pytest.raises(RenderFailed, match="seed must be an int"):
+        render_request(user=alice, key="k1", params={**PARAMS, "seed": -1})
+    assert charges() == 0 and not Image.objects.exists()
 
 
 def test_same_key_other_params_is_an_error(alice, bob):

@@ -17,6 +17,7 @@ from jaiweb.render.services import (
     render_lease_seconds,
     render_request,
 )
+from journal.ids import render_seed
 from journal.records import Policy
 
 
@@ -49,6 +50,12 @@ class GenerateImage(Tool):
             "characters": {
                 n: c.model_dump(mode="json") for n, c in ctx.app_state.characters.items()
             },
+            # From the call's key: a repeat of this call asks for the same picture (the ledger
+            # replays it), a regenerate (a new key) for a new one; the local renderer,
+            # ComfyUI and AUTOMATIC1111 draw with it. A character's own seed, once the state
+            # carries one, will travel inside "characters"; the local renderer's place for
+            # it is panel.variation.figure_seed.
+            "seed": render_seed(ctx.idempotency_key),
         }
         renderer = renderer_for_settings()
         # A render on another server may take minutes: the run lends its worker back for it.

@@ -1,10 +1,14 @@
 """Draws one comic panel as SVG from its prompt (a panel script) and the characters' state.
 
-Deterministic: the same prompt and state give the same bytes (the render service stores
-the first result per key and compares parameters, so a repeat must be the same panel).
+Deterministic: the same prompt, state and seed give the same bytes (the render service
+stores the first result per key and compares parameters, so a repeat must be the same
+panel). Another seed draws the same script another way (``variation``): where the figures
+stand, how they strike their poses, how close the camera frames them and the details of
+the setting; a regenerate, which renders under a new key and so a new seed, shows it.
 Everything that came from a user, a model or the state is escaped. The picture:
 
-* the setting from the scene (a tournament ring, a classroom, or outdoors);
+* the setting from the scene (a tournament ring, a classroom, or outdoors), named on the
+  SVG root's ``data-scene`` (``ring``, ``classroom``, ``default``);
 * the cast: the characters the scene and the speech name (known ones by name or English
   alias, others when the state has them), else the characters in the state; each known
   one with its own silhouette, colours and accessory (``cast.BOOK``);
@@ -19,15 +23,26 @@ Everything that came from a user, a model or the state is escaped. The picture:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaiweb.render.panel.cast import Look, Pose, figure, look_of, named_in, star, title
+from jaiweb.render.panel.cast import (
+    VARIANTS,
+    Look,
+    Pose,
+    figure,
+    look_of,
+    named_in,
+    star,
+    title,
+)
 from jaiweb.render.panel.script import Script, parse
 from jaiweb.render.panel.text import Fitted, attr, fit, text_block, xml
+from jaiweb.render.panel.variation import Dice, Frame, figure_seed, frame_for, panel_seed
 
 WIDTH = 640
 BASE_HEIGHT = 400
@@ -97,6 +112,8 @@ class Member:
 
 
 def draw_panel(params: dict[str, Any]) -> str:
+    """The panel's SVG for the render parameters ``prompt``, ``characters`` and ``seed``."""
+    dice = Dice(panel_seed(params))
     prompt = str(params.get("prompt", ""))
     raw_state = params.get("characters") or {}
     states = {
@@ -107,7 +124,8 @@ def draw_panel(params: dict[str, Any]) -> str:
     script = parse(prompt)
     folded = f"{script.scene} {script.caption}".casefold()
     cast = _cast(script, states)
-    hero, opponent = _stage(cast, script, folded)
+    hero, opponent = _stage(cast, script, folded, dice)
+    frame = frame_for(dice, [_extent(m) for m in cast])
 
     caption_text = script.shown_caption
     caption = (
@@ -116,18 +134,21 @@ def draw_panel(params: dict[str, Any]) -> str:
         if caption_text else None
     )  # fmt: skip
     caption_h = caption.height + 14 if caption else 0.0
-    bubbles = _bubbles(script, cast)
+    bubbles = _bubbles(script, cast, frame)
     bubble_top = MARGIN + caption_h + (MARGIN if caption else 0)
     bubble_h = max((b.fitted.height + 16 for b in bubbles), default=0.0)
-    feet = max(338.0, bubble_top + bubble_h + 18 + 178)
+    feet = max(338.0, bubble_top + bubble_h + 18 + frame.up(178))
     height = feet + 62
+    scene = _scene_of(folded)
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0f}" '
         f'viewBox="0 0 {WIDTH} {height:.0f}" font-family="{FONTS}" role="img" '
-        f'aria-label="{attr(caption_text)}">',
+        f'aria-label="{attr(caption_text)}" data-scene="{scene}">',
         f"<title>{xml(caption_text)}</title>",
-        _setting(folded, feet, height),
+        # the stage: what the camera's framing zooms (name tags and text stay as they are)
+        f'<g data-framing="{frame.name}"{frame.transform(feet)}>',
+        _setting(scene, folded, feet, height, dice),
     ]
     if hero is not None and hero.pose.body == "fight" and opponent is not None:
         mid = (hero.x + opponent.x) / 2
@@ -141,10 +162,11 @@ def draw_panel(params: dict[str, Any]) -> str:
         parts.append(_placed(member, feet))
     if hero is not None and hero.pose.body == "finish":
         parts.append(_finishing_burst(hero, feet))
+    parts.append("</g>")
     for member in cast:
-        parts.append(_name_tag(member, feet))
+        parts.append(_name_tag(member, feet, frame))
     for bubble in bubbles:
-        parts.append(bubble.svg(bubble_top, bubble_h, feet))
+        parts.append(bubble.svg(bubble_top, bubble_h, feet, frame))
     if caption:
         parts.append(
             f'<rect x="{MARGIN}" y="{MARGIN}" width="{WIDTH - 2 * MARGIN}" '
@@ -186,8 +208,12 @@ def _first_spot(text: str, name: str) -> int:
     return min((s for s in spots if s >= 0), default=len(text))
 
 
-def _stage(cast: list[Member], script: Script, folded: str) -> tuple[Member | None, Member | None]:
-    """Pick the hero and the opponent, give everyone a pose, and place them."""
+def _stage(
+    cast: list[Member], script: Script, folded: str, dice: Dice
+) -> tuple[Member | None, Member | None]:
+    """Pick the hero and the opponent, give everyone a pose, and place them. The seed
+    (``dice``) moves each figure a step from its place and picks the way it strikes its
+    pose; who stands where and faces whom stays what the scene says."""
     if not cast:
         return None, None
     speakers = [name for name, _ in script.speech]
@@ -201,19 +227,30 @@ def _stage(cast: list[Member], script: Script, folded: str) -> tuple[Member | No
         opponent = next((m for m in others if _after_versus(folded, m)), others[0])
     hero.alone = len(cast) == 1
     for member in cast:
-        member.pose = _pose(member, hero, opponent, folded)
+        variant = Dice(figure_seed(dice.seed, member.name)).number("pose", 0, VARIANTS - 1)
+        member.pose = dataclasses.replace(_pose(member, hero, opponent, folded), variant=variant)
     order = [m for m in cast if m is not opponent]
     if opponent is not None:
         order = [hero, *[m for m in order if m is not hero], opponent]
     slots = {1: [300], 2: [210, 440], 3: [150, 320, 490], 4: [110, 250, 390, 530]}[len(order)]
     if opponent is not None and len(order) == 2:
         slots = [220, 420]
-    for member, x in zip(order, slots, strict=True):
-        member.x = x
+    steps = dice.numbers("steps", len(order), -24, 24)
+    for member, x, step in zip(order, slots, steps, strict=True):
+        member.x = x + step
         member.facing = 1 if x <= WIDTH / 2 or len(order) == 1 else -1
     if opponent is not None and opponent.pose.body == "knocked":
-        opponent.x, opponent.lift, opponent.spin = 490, 46, 28
+        opponent.x = 490 + dice.number("flight", -20, 20)
+        opponent.lift, opponent.spin = dice.number("height", 36, 52), 28
     return hero, opponent
+
+
+def _extent(member: Member) -> tuple[float, float, float]:
+    """Where a figure's feet are, and its leftmost and rightmost x (a flying one's body
+    reaches far to the right)."""
+    s = member.look.scale
+    right = 130 if member.pose.body == "knocked" else 60
+    return member.x, member.x - 60 * s, member.x + right * s
 
 
 def _after_versus(folded: str, member: Member) -> bool:
@@ -309,22 +346,22 @@ def _finishing_burst(hero: Member, feet: float) -> str:
     )  # fmt: skip
 
 
-def _name_tag(member: Member, feet: float) -> str:
+def _name_tag(member: Member, feet: float, frame: Frame) -> str:
+    """Under the figure's feet, where the camera shows them: its name and its buff."""
     name = fit(member.name, 130, 18, largest=13, smallest=9)
     w = max(name.width + 14, 40)
+    x = frame.x(member.x)
     y = feet + 8
     out = (
-        f'<rect x="{member.x - w / 2:.1f}" y="{y:.0f}" width="{w:.1f}" '
+        f'<rect x="{x - w / 2:.1f}" y="{y:.0f}" width="{w:.1f}" '
         f'height="{name.height + 6:.1f}" rx="6" fill="#fff" fill-opacity="0.9" '
         'stroke="#222" stroke-width="1.2"/>'
-        + text_block(name, member.x, y + 2, anchor="middle", extra=' font-weight="bold"')
+        + text_block(name, x, y + 2, anchor="middle", extra=' font-weight="bold"')
     )
     buff = member.state.get("buff", "")
     if buff.casefold() not in NOTHING:
         badge = fit(buff, 140, 26, largest=11, smallest=8)
-        out += text_block(
-            badge, member.x, y + name.height + 8, anchor="middle", extra=' fill="#333"'
-        )
+        out += text_block(badge, x, y + name.height + 8, anchor="middle", extra=' fill="#333"')
     return out
 
 
@@ -339,7 +376,7 @@ class Bubble:
     width: float
     shout: bool
 
-    def svg(self, top: float, row: float, feet: float) -> str:
+    def svg(self, top: float, row: float, feet: float, frame: Frame) -> str:
         h = self.fitted.height + 16
         left = self.x - self.width / 2
         fill = "#fffde7" if self.shout else "#fff"
@@ -349,8 +386,8 @@ class Bubble:
         ]
         if self.speaker is not None:
             s = self.speaker.look.scale
-            tip_x = self.speaker.x
-            tip_y = feet - self.speaker.lift - 182 * s
+            tip_x = frame.x(self.speaker.x)
+            tip_y = feet - frame.up(self.speaker.lift + 182 * s)
             base = min(max(tip_x, left + 22), left + self.width - 22)
             out.append(
                 f'<path d="M {base - 10:.1f} {top + h - 2:.1f} L {tip_x:.1f} {tip_y:.1f} '
@@ -364,7 +401,7 @@ class Bubble:
         return "".join(out)
 
 
-def _bubbles(script: Script, cast: list[Member]) -> list[Bubble]:
+def _bubbles(script: Script, cast: list[Member], frame: Frame) -> list[Bubble]:
     said = list(script.speech)[:3]
     if not said:
         return []
@@ -381,7 +418,7 @@ def _bubbles(script: Script, cast: list[Member]) -> list[Bubble]:
         fitted = fit(text, width - 20, BUBBLE["max_height"],
                      largest=BUBBLE["largest"], smallest=BUBBLE["smallest"])  # fmt: skip
         inner = max(fitted.width + 24, 64)
-        x = speaker.x if speaker is not None else WIDTH - MARGIN - inner / 2
+        x = frame.x(speaker.x) if speaker is not None else WIDTH - MARGIN - inner / 2
         shout = speaker is not None and speaker.pose.body in ("finish", "fight")
         bubbles.append(Bubble(speaker, fitted, x, min(width, inner), shout))
     # side by side in the speakers' order, none over another, all inside the panel
@@ -400,7 +437,20 @@ def _bubbles(script: Script, cast: list[Member]) -> list[Bubble]:
 # --- the setting -------------------------------------------------------------------------
 
 
-def _setting(folded: str, feet: float, height: float) -> str:
+def _scene_of(folded: str) -> str:
+    """The one word naming the setting drawn (CONTRACT §7): ``ring``, ``classroom``, or
+    ``default`` (outdoors) when the scene asks for neither."""
+    if _has(folded, RING):
+        return "ring"
+    if _has(folded, CLASSROOM):
+        return "classroom"
+    return "default"
+
+
+def _setting(scene: str, folded: str, feet: float, height: float, dice: Dice) -> str:
+    """The background of ``scene``; the seed (``dice``) places its details: the crowd and
+    its camera flashes in a ring, the chalk drawing and the clock in a classroom, the sun,
+    the clouds and the hills outdoors."""
     hue = int(hashlib.sha256(folded.encode()).hexdigest()[:4], 16) % 60 + 180  # blues
     floor = feet - 26
     sky = (
@@ -409,38 +459,92 @@ def _setting(folded: str, feet: float, height: float) -> str:
         f'<stop offset="1" stop-color="hsl({hue + 20},60%,93%)"/></linearGradient></defs>'
         f'<rect width="{WIDTH}" height="{height:.0f}" fill="url(#sky)"/>'
     )
-    if _has(folded, RING):
-        ropes = "".join(
-            f'<path d="M 20 {floor - d:.0f} L {WIDTH - 20} {floor - d:.0f}" stroke="#d32f2f" '
-            'stroke-width="4"/>'
-            for d in (40, 80, 120)
-        )
-        crowd = "".join(
-            f'<circle cx="{24 + i * 40}" cy="{floor - 150 + (i % 3) * 6:.0f}" r="14" '
-            f'fill="hsl({(i * 47) % 360},30%,55%)" fill-opacity="0.5"/>'
-            for i in range(16)
-        )
-        return (
-            sky + crowd + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" '
-            'fill="#5d7fb8"/>'
-            + f'<rect x="14" y="{floor - 130:.0f}" width="10" height="130" fill="#eceff1" '
-            'stroke="#222"/>'
-            + f'<rect x="{WIDTH - 24}" y="{floor - 130:.0f}" width="10" height="130" '
-            'fill="#eceff1" stroke="#222"/>' + ropes
-        )
-    if _has(folded, CLASSROOM):
-        return (
-            f'<rect width="{WIDTH}" height="{height:.0f}" fill="#f3e5ab"/>'
-            f'<rect x="150" y="{floor - 230:.0f}" width="340" height="130" fill="#2e5d3a" '
-            'stroke="#6d4c41" stroke-width="8"/>'
-            f'<path d="M 180 {floor - 190:.0f} q 40 -20 80 0 M 300 {floor - 170:.0f} l 120 0" '
-            'stroke="#e8f5e9" stroke-width="3" fill="none"/>'
-            f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#a1887f"/>'
-        )
+    if scene == "ring":
+        return sky + _ring(floor, height, dice)
+    if scene == "classroom":
+        return _classroom(floor, height, dice)
+    return sky + _outdoors(floor, height, dice)
+
+
+def _ring(floor: float, height: float, dice: Dice) -> str:
+    rows = dice.numbers("crowd", 16, 0, 16)
+    hues = dice.numbers("crowd-hues", 16, 0, 359)
+    crowd = "".join(
+        f'<circle cx="{24 + i * 40}" cy="{floor - 156 + rows[i]:.0f}" r="14" '
+        f'fill="hsl({hues[i]},30%,55%)" fill-opacity="0.5"/>'
+        for i in range(16)
+    )
+    spots = dice.numbers("flashes", 6, 0, 580)
+    flashes = "".join(  # a camera's flash: a four-pointed sparkle in the crowd
+        f'<path d="M {30 + spots[i]} {floor - 185 + spots[i + 3] % 40:.0f} l 3 6 l 6 3 l -6 3 '
+        'l -3 6 l -3 -6 l -6 -3 l 6 -3 Z" fill="#fffde7" stroke="#fbc02d" stroke-width="1"/>'
+        for i in range(3)
+    )
+    ropes = "".join(
+        f'<path d="M 20 {floor - d:.0f} L {WIDTH - 20} {floor - d:.0f}" stroke="#d32f2f" '
+        'stroke-width="4"/>'
+        for d in (40, 80, 120)
+    )
     return (
-        sky
-        + f'<circle cx="{WIDTH - 70}" cy="{floor - 200:.0f}" r="30" fill="#ffe082"/>'
-        + f'<path d="M 0 {floor:.0f} Q 160 {floor - 60:.0f} 320 {floor:.0f} '
-        f'Q 480 {floor - 50:.0f} {WIDTH} {floor:.0f} Z" fill="#9ccc65"/>'
+        crowd + flashes + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" '
+        'fill="#5d7fb8"/>'
+        + f'<rect x="14" y="{floor - 130:.0f}" width="10" height="130" fill="#eceff1" '
+        'stroke="#222"/>'
+        + f'<rect x="{WIDTH - 24}" y="{floor - 130:.0f}" width="10" height="130" '
+        'fill="#eceff1" stroke="#222"/>' + ropes
+    )
+
+
+# What is chalked on the blackboard, drawn from (0, 0) at the board's top left corner.
+CHALK = (
+    "M 30 40 q 40 -20 80 0 M 150 60 l 120 0",  # a wave and a line
+    "M 60 20 l 12 30 l 32 0 l -26 18 l 10 30 l -28 -18 l -28 18 l 10 -30 l -26 -18 l 32 0 Z",
+    "M 40 90 l 0 -40 l 40 -30 l 40 30 l 0 40 Z M 70 90 l 0 -22 l 20 0 l 0 22",  # a house
+    "M 100 60 m -20 0 a 20 20 0 1 0 40 0 a 20 20 0 1 0 -40 0 M 100 20 l 0 -12 M 100 100 "
+    "l 0 12 M 60 60 l -12 0 M 140 60 l 12 0",  # a sun
+)
+
+
+def _classroom(floor: float, height: float, dice: Dice) -> str:
+    board_y = floor - 230
+    shift = dice.number("chalk-x", 0, 150)
+    drawing = dice.choice("chalk", CHALK)
+    clock_x = dice.choice("clock-side", (76, WIDTH - 76))
+    hour, minute = dice.number("hour", 0, 11), dice.number("minute", 0, 59)
+    return (
+        f'<rect width="{WIDTH}" height="{height:.0f}" fill="#f3e5ab"/>'
+        f'<rect x="150" y="{board_y:.0f}" width="340" height="130" fill="#2e5d3a" '
+        'stroke="#6d4c41" stroke-width="8"/>'
+        f'<path d="{drawing}" transform="translate({150 + shift},{board_y:.0f})" '
+        'stroke="#e8f5e9" stroke-width="3" fill="none"/>'
+        f'<g transform="translate({clock_x},{board_y + 36:.0f})">'
+        '<circle r="24" fill="#fff" stroke="#5d4037" stroke-width="4"/>'
+        f'<path d="M 0 0 L 0 -13" transform="rotate({hour * 30 + minute // 2})" '
+        'stroke="#222" stroke-width="3.5" stroke-linecap="round"/>'
+        f'<path d="M 0 0 L 0 -19" transform="rotate({minute * 6})" stroke="#222" '
+        'stroke-width="2" stroke-linecap="round"/></g>'
+        f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#a1887f"/>'
+    )
+
+
+def _cloud(x: int, y: float) -> str:
+    return (
+        f'<g fill="#fff" fill-opacity="0.9"><ellipse cx="{x}" cy="{y:.0f}" rx="30" ry="13"/>'
+        f'<ellipse cx="{x - 20}" cy="{y + 5:.0f}" rx="18" ry="10"/>'
+        f'<ellipse cx="{x + 22}" cy="{y + 4:.0f}" rx="20" ry="11"/></g>'
+    )
+
+
+def _outdoors(floor: float, height: float, dice: Dice) -> str:
+    sun_x, sun_up = dice.number("sun", 50, WIDTH - 50), dice.number("sun-height", 170, 230)
+    clouds = dice.numbers("clouds", 4, 40, WIDTH - 40)
+    left, right = dice.numbers("hills", 2, 30, 90)
+    crest = dice.number("crest", 120, 200)
+    return (
+        f'<circle cx="{sun_x}" cy="{floor - sun_up:.0f}" r="30" fill="#ffe082"/>'
+        + _cloud(clouds[0], floor - 250 + clouds[2] % 40)
+        + _cloud(clouds[1], floor - 190 + clouds[3] % 40)
+        + f'<path d="M 0 {floor:.0f} Q {crest} {floor - left:.0f} 320 {floor:.0f} '
+        f'Q {WIDTH - crest} {floor - right:.0f} {WIDTH} {floor:.0f} Z" fill="#9ccc65"/>'
         + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#7cb342"/>'
     )

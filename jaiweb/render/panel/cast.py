@@ -78,6 +78,14 @@ class Pose:
     body: str = "stand"
     face: str = "calm"
     holds: str = ""  # "" | lollipop | bottle
+    variant: int = 0  # one of VARIANTS ways to strike the pose (from the panel's seed)
+
+
+# A pose's variants: the head's tilt and the stance's width on top of the pose's own, and
+# for the arms see ``_arms``. Variant 0 is the pose as it always was.
+VARIANTS = 4
+TILTS = (0, -7, 5, 10)
+STANCES = (0, 6, -4, 10)
 
 
 def figure(look: Look, pose: Pose) -> str:
@@ -86,7 +94,7 @@ def figure(look: Look, pose: Pose) -> str:
     head_y = -142 + crouch + (6 if pose.body == "sad" else 0)
     arms, hand = _arms(look, pose, crouch, head_y)
     parts = [_behind(look, pose, crouch), _legs(look, pose), _torso(look, pose, crouch), arms]
-    tilt = {"sad": 10, "sick": 6, "proud": -6}.get(pose.body, 0)
+    tilt = {"sad": 10, "sick": 6, "proud": -6}.get(pose.body, 0) + TILTS[pose.variant % VARIANTS]
     head = _head(look) + _face(look, pose.face) + _headwear(look)
     parts.append(f'<g transform="translate(0,{head_y}) rotate({tilt})">{head}</g>')
     parts.append(_held(pose.holds, hand))  # in front of the face: a lollipop at the mouth
@@ -105,7 +113,8 @@ def _behind(look: Look, pose: Pose, crouch: int) -> str:
 
 def _legs(look: Look, pose: Pose) -> str:
     spread = 22 if pose.body in ("fight", "finish", "proud") else 12
-    if look.kind == "girl":
+    spread += STANCES[pose.variant % VARIANTS]
+    if look.kind == "girl":  # the dress: the feet stay together
         spread = 10
     colour = "#455a64" if look.kind == "robot" else look.outfit
     return (
@@ -150,18 +159,35 @@ def _torso(look: Look, pose: Pose, crouch: int) -> str:
 
 
 def _arms(look: Look, pose: Pose, crouch: int, head_y: int) -> tuple[str, tuple[int, int]]:
-    """The arms and hands, and where the front hand is (what it holds is drawn there)."""
+    """The arms and hands, and where the front hand is (what it holds is drawn there).
+
+    The variant moves the arms the pose leaves free: a stand's waves, points or clasps, a
+    fight's guard goes up or down, an eater's or a striker's other arm swings, a flying
+    figure flails; the striking hand, the hand at the mouth and hands on the hips stay."""
     sy = -104 + crouch  # shoulders
     skin = "#b0bec5" if look.kind == "robot" else look.skin
     sleeve = f'stroke="{look.outfit}" stroke-width="10" stroke-linecap="round" fill="none"'
+    v = pose.variant % VARIANTS
     if pose.body == "eat":
-        front, back = (20, head_y + 18), (-30, -56)
-    elif pose.body == "fight":
-        front, back = (54, sy + 8), (38, sy + 18)
+        front = (20, head_y + 18)
+        back = ((-30, -56), (-40, sy - 30), (-20, -50), (-42, -74))[v]
+    elif pose.body == "fight":  # the guard: as it was, high, low, one fist back
+        front, back = (
+            ((54, sy + 8), (38, sy + 18)),
+            ((50, sy - 10), (34, sy)),
+            ((60, sy + 22), (40, sy + 30)),
+            ((58, sy + 2), (-34, sy + 14)),
+        )[v]
     elif pose.body == "finish":
-        front, back = (76, sy - 4), (-34, sy + 36)
+        front = (76, sy - 4)
+        back = ((-34, sy + 36), (-46, sy + 8), (-28, sy + 52), (-44, sy + 22))[v]
     elif pose.body == "knocked":
-        front, back = (-22, sy - 46), (30, sy - 40)
+        front, back = (
+            ((-22, sy - 46), (30, sy - 40)),
+            ((-36, sy - 30), (40, sy - 50)),
+            ((-14, sy - 52), (22, sy - 30)),
+            ((-40, sy - 14), (36, sy - 44)),
+        )[v]
     elif pose.body == "sick":
         front, back = (8, -64 + crouch // 2), (-8, -60 + crouch // 2)
     elif pose.body == "proud":  # hands on the hips, elbows out
@@ -170,9 +196,20 @@ def _arms(look: Look, pose: Pose, crouch: int, head_y: int) -> tuple[str, tuple[
             f"M 24 {sy} L 44 -84 L {front[0]} {front[1]} M -24 {sy} L -44 -84 L {back[0]} {back[1]}"
         )
         return f'<path d="{elbows}" {sleeve}/>' + _hand(front, skin) + _hand(back, skin), front
-    else:  # stand, sad
-        droop = 6 if pose.body == "sad" else 0
-        front, back = (30, -52 + droop), (-30, -52 + droop)
+    elif pose.body == "sad":  # arms hanging, a hand at the eyes, hands clasped, one hanging
+        front, back = (
+            ((30, -46), (-30, -46)),
+            ((16, head_y + 10), (-30, -46)),
+            ((8, -60), (-8, -62)),
+            ((26, -44), (-12, -58)),
+        )[v]
+    else:  # stand: arms down, a wave, pointing ahead, a hand behind the head
+        front, back = (
+            ((30, -52), (-30, -52)),
+            ((40, sy - 58), (-30, -52)),
+            ((70, sy + 4), (-30, -52)),
+            ((30, -52), (-16, head_y - 18)),
+        )[v]
     path = f"M 22 {sy} L {front[0]} {front[1]} M -22 {sy} L {back[0]} {back[1]}"
     return f'<path d="{path}" {sleeve}/>' + _hand(back, skin) + _hand(front, skin), front
 
