@@ -22,6 +22,7 @@ urlpatterns = [
     path("credits/", pages.credits_history, name="studio-credits"),
     path("s/<str:token>/", shared.shared_branch, name="shared-branch"),
     path("s/<str:token>/panels/<str:ref>", shared.shared_panel, name="shared-panel"),
+    path("s/<str:token>/comic.<str:fmt>", shared.shared_comic, name="shared-comic"),
     path("sessions/new", sessions.session_new, name="studio-session-create"),
     path("sessions/import", transfer.session_import_view, name="studio-session-import"),
     path("sessions/<str:session_id>/", pages.session_page, name="studio-session"),
@@ -96,6 +97,11 @@ urlpatterns = [
         name="studio-permission-mode",
     ),
     path("sessions/<str:session_id>/episode.html", files.episode_export, name="studio-episode"),
+    path(
+        "sessions/<str:session_id>/comic.<str:fmt>",
+        files.comic_export_view,
+        name="studio-comic",
+    ),
     path(
         "sessions/<str:session_id>/session.jsonl",
         transfer.session_export_view,

@@ -244,6 +244,9 @@ MATRIX: dict[tuple[str, str], Case] = {
     ("DELETE", "/sessions/{session_id}/share-links/{link_id}"): write(
         lambda w: (f"/sessions/{w.idle.id}/share-links/{w.share_id}", None), 204
     ),
+    ("GET", "/sessions/{session_id}/comic"): read(
+        lambda w: (f"/sessions/{w.panelled.id}/comic?format=cbz", None)
+    ),
     ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
     ("POST", "/operations/{operation_id}/approvals"): write(
         lambda w: (

@@ -30,6 +30,7 @@ CONTRACT = {
     ("POST", "/api/v1/inbox/{operation_id}/{tool_call_id}"),
     ("GET", "/api/v1/wallet"),
     ("GET", "/api/v1/sessions/{session_id}/export"),
+    ("GET", "/api/v1/sessions/{session_id}/comic"),
 }
 # Paths beyond CONTRACT §6 (issue 16's branch tools and API parity), each listed on purpose.
 BEYOND_CONTRACT = {

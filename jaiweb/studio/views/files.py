@@ -1,4 +1,5 @@
-"""Files: a rendered panel, and the active branch as one self-contained episode page."""
+"""Files: a rendered panel, the active branch as one self-contained episode page, and a
+branch as a comic (PNG, PDF, CBZ)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from jaiweb.comic.errors import ExportUnavailable
+from jaiweb.comic.exports import FORMATS, NoSuchPage, comic_export
 from jaiweb.render.selectors import image_for_viewer
 from jaiweb.studio.selectors import episode_panels
 from jaiweb.studio.views.access import own_session
+from journal.errors import UnknownEntry
+from journal.pages import DEFAULT_LAYOUT, LAYOUTS
 
 
 @login_required
@@ -53,3 +58,37 @@ def panel_file(image, *, private: bool) -> FileResponse:
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, max-age=3600" if private else "public, max-age=86400"
     return response
+
+
+def comic_file(request: HttpRequest, session, *, fmt: str, leaf_id: str | None) -> HttpResponse:
+    """The branch root → ``leaf_id`` as a comic file in ``fmt``, laid out as the ``layout``
+    parameter says (``page`` for a PNG); 404 for an unknown format, layout, node or page,
+    503 with what to install when this server cannot draw one."""
+    layout = request.GET.get("layout") or DEFAULT_LAYOUT
+    page = request.GET.get("page") or "1"
+    if fmt not in FORMATS or layout not in LAYOUTS or not page.isdigit() or len(page) > 6:
+        raise Http404("no such comic")
+    try:
+        comic = comic_export(
+            session=session, leaf_id=leaf_id, format=fmt, layout=layout, page=int(page)
+        )
+    except (UnknownEntry, NoSuchPage):
+        raise Http404("no such comic") from None
+    except ExportUnavailable as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(comic.data, content_type=comic.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{comic.filename}"'
+    response["X-Comic-Pages"] = str(comic.page_count)
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@login_required
+@require_safe
+def comic_export_view(request: HttpRequest, session_id: str, fmt: str) -> HttpResponse:
+    """A branch of my session as a comic: the node in ``leaf_id`` (default: the leaf)."""
+    session = own_session(request, session_id)
+    leaf_id = request.GET.get("leaf_id") or None
+    if leaf_id is not None and len(leaf_id) > 64:
+        raise Http404("no such comic")
+    return comic_file(request, session, fmt=fmt, leaf_id=leaf_id)

@@ -14,7 +14,7 @@ from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
 from jaiweb.store.shares import share_link_open, share_panel_ref
 from jaiweb.studio.selectors import strip_panels
-from jaiweb.studio.views.files import panel_file
+from jaiweb.studio.views.files import comic_file, panel_file
 
 
 def _too_many(request: HttpRequest) -> HttpResponse | None:
@@ -71,5 +71,20 @@ def shared_panel(request: HttpRequest, token: str, ref: str) -> HttpResponse:
         raise Http404("no such panel")
     response = panel_file(image, private=True)
     response["Cache-Control"] = "private, no-store"  # a revoked link's panels are not kept
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@require_safe
+def shared_comic(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
+    """The shared branch as a comic: the link's pinned node, nothing else of the session."""
+    if (refused := _too_many(request)) is not None:
+        return refused
+    try:
+        session, leaf = share_link_open(token=token)
+    except ShareLinkNotFound:
+        raise Http404("no such share link") from None
+    response = comic_file(request, session, fmt=fmt, leaf_id=leaf)
+    response["Cache-Control"] = "private, no-store"
     response["Referrer-Policy"] = "no-referrer"
     return response

@@ -1,0 +1,175 @@
+"""A branch (root → a node) exported as a comic: PNG pages, a PDF, or a CBZ.
+
+A pure projection: it reads the path, which no later append changes, and the owner's panel
+files, and writes nothing. The same node and the same lettering give the same bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from jaiweb.comic.art import fitted
+from jaiweb.comic.drawing import (
+    ComicMeta,
+    comic_cbz,
+    comic_pdf,
+    draw_page,
+    measure_with,
+    page_name,
+    png_bytes,
+)
+from jaiweb.comic.fonts import lettering_font
+from jaiweb.render.panel.script import parse
+from jaiweb.render.selectors import images_by_id
+from jaiweb.store.models import ComicSession
+from jaiweb.store.rows import StoredEntry, parse_rows
+from jaiweb.store.selectors import branch_rows
+from journal.pages import (
+    DEFAULT_LAYOUT,
+    ComicPanel,
+    Lettering,
+    Page,
+    PathPanel,
+    paginate,
+    panels_on,
+)
+
+log = logging.getLogger("jaiweb.comic")
+
+FORMATS = ("png", "pdf", "cbz")
+CONTENT_TYPES = {
+    "png": "image/png",
+    "pdf": "application/pdf",
+    "cbz": "application/vnd.comicbook+zip",
+}
+PICKED_DEPTH = 4  # how far a placed panel's words are followed back through other placements
+
+
+class NoSuchPage(LookupError):
+    """A page number past the comic's last page."""
+
+
+@dataclass(frozen=True, slots=True)
+class ComicFile:
+    data: bytes
+    content_type: str
+    filename: str
+    page_count: int
+
+
+def _panel_rows(rows: list[StoredEntry]) -> list[StoredEntry]:
+    """The message rows that may be a panel or the call that drew it, parsed at once."""
+    kept = [
+        r
+        for r in rows
+        if r.type == "message" and (r.may_contain('"image_id"') or r.may_contain("generate_image"))
+    ]
+    parse_rows(kept)
+    return kept
+
+
+def _path_panels(session: ComicSession, leaf_id: str | None) -> tuple[list[PathPanel], Any]:
+    rows = list(branch_rows(session=session, leaf_id=leaf_id))
+    panels = panels_on([r.entry for r in _panel_rows(rows)])
+    when = rows[-1].entry.timestamp if rows else session.created_at
+    return panels, when
+
+
+def _prompt_of_placed(session: ComicSession, panel: PathPanel) -> str:
+    """The prompt a placed panel was first drawn from, found on its origin's branch."""
+    for _ in range(PICKED_DEPTH):
+        if panel.from_entry_id is None:
+            return panel.prompt
+        try:
+            origins, _when = _path_panels(session, panel.from_entry_id)
+        except LookupError:  # the origin is not in this session: no words to show
+            return ""
+        if not origins or origins[-1].entry_id != panel.from_entry_id:
+            return ""
+        panel = origins[-1]
+    return panel.prompt
+
+
+def lettering_of(prompt: str) -> Lettering:
+    """What readers read on a panel: its script's caption (the scene when it has none) and
+    speech lines. The director's narration and costs are never part of it."""
+    script = parse(prompt)
+    return Lettering(script.shown_caption, tuple(script.speech))
+
+
+def comic_pages(
+    *, session: ComicSession, leaf_id: str | None, layout: str = DEFAULT_LAYOUT
+) -> tuple[list[Page], ComicMeta]:
+    """The pages of root → ``leaf_id`` (default: the session's leaf) in ``layout``, and the
+    file's metadata. ``UnknownEntry`` for a node not in the session; ``ValueError`` for an
+    unknown layout. Panels whose image is not the owner's are left as empty frames."""
+    path, when = _path_panels(session, leaf_id)
+    owned = images_by_id(ids=sorted({p.image_id for p in path}), owner_id=session.owner_id)
+    panels = [
+        ComicPanel(
+            p.image_id if p.image_id in owned else None,
+            lettering_of(_prompt_of_placed(session, p) if p.from_entry_id else p.prompt),
+        )
+        for p in path
+    ]
+    font = lettering_font()
+    pages = paginate(panels, layout, measure_with(font))
+    leaf = leaf_id or session.leaf_id or ""
+    meta = ComicMeta(session.title, session.id, leaf, layout, when)
+    return pages, meta
+
+
+def _pictures(session: ComicSession):
+    """Reads a frame's picture from the owner's panel file (None: an empty frame)."""
+
+    def picture(image_id: str | None, width: int, height: int):
+        if image_id is None:
+            return None
+        image = images_by_id(ids=[image_id], owner_id=session.owner_id).get(image_id)
+        if image is None:
+            return None
+        path = Path(settings.MEDIA_ROOT) / image.path
+        try:
+            data = path.read_bytes()
+        except OSError:
+            log.warning("panel file %s is missing for an export", image.path)
+            return None
+        return fitted(data, image.content_type, width, height)
+
+    return picture
+
+
+def comic_export(
+    *,
+    session: ComicSession,
+    leaf_id: str | None,
+    format: str,
+    layout: str = DEFAULT_LAYOUT,
+    page: int = 1,
+) -> ComicFile:
+    """The comic of root → ``leaf_id`` as ``format``: ``png`` is page ``page`` alone
+    (``NoSuchPage`` past the last), ``pdf`` one PDF page per page, ``cbz`` every page as a
+    PNG with ``ComicInfo.xml``."""
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout)
+    font = lettering_font()
+    pictures = _pictures(session)
+    stem = f"{session.id}-{meta.leaf_id}" if meta.leaf_id else session.id
+    if format == "png":
+        if not 1 <= page <= len(pages):
+            raise NoSuchPage(page)
+        data = png_bytes(draw_page(pages[page - 1], pictures, font))
+        name = f"{stem}-{page_name(page)}"
+    elif format == "pdf":
+        data = comic_pdf(pages, pictures, font, meta)
+        name = f"{stem}.pdf"
+    else:
+        data = comic_cbz(pages, lambda p: draw_page(p, pictures, font), meta)
+        name = f"{stem}.cbz"
+    return ComicFile(data, CONTENT_TYPES[format], name, len(pages))
