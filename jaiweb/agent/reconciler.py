@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from jaiweb.feed.selectors import feed_posts_with_key
 from jaiweb.render.selectors import render_job_lookup
-from jaiweb.store.errors import OperationStateConflict, StoreError
+from jaiweb.store.errors import InvalidEntry, OperationStateConflict, StoreError
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import operation_reading
 from jaiweb.store.services import operation_tool_resolve
@@ -134,6 +134,10 @@ def calls_reconcile(
                 fencing=fencing,
             )
         except OperationStateConflict:  # an admin settled it first, or the run moved on
+            continue
+        except InvalidEntry as exc:  # what the other side stored cannot go in the journal
+            why = f"its evidence cannot be kept in the journal ({exc})"
+            done.undecided.append((dispatch, Undecided(dispatch.tool_call_id, why)))
             continue
         assert entry is not None  # confirmed and failed always write the result
         done.settled.append((decision, entry))

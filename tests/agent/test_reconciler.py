@@ -359,3 +359,21 @@ def test_an_admin_who_resolved_first_wins(alice, session, django_user_model):
     assert Runner().parked_settle() == []
     [resolved] = resolutions(op)
     assert resolved.resolved_by == "admin" and resolved.by == "root"
+
+
+def test_evidence_the_journal_cannot_keep_leaves_the_call_for_a_person(session, monkeypatch):
+    """What a backend said may hold a character no journal text may (a NUL): the call is
+    parked saying so, instead of a run that fails at every claim."""
+    from jaiweb.agent import reconciler
+    from journal.reconcile import KeyEvidence, RenderJobSeen
+
+    op = image_call_left_open(session)
+    seen = RenderJobSeen(
+        key=idempotency_key(op, "call_1"), status="failed", error="bad\x00byte", prompt=PROMPT
+    )
+    monkeypatch.setattr(reconciler, "key_evidence", lambda *a: KeyEvidence(render_job=seen))
+    [line] = Runner().recover()
+    assert line.endswith("parked in the recovery inbox"), line
+    [item] = inbox_items()
+    assert "cannot be kept in the journal" in item.attention
+    assert resolutions(op) == []
