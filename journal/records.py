@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field, StrictBool, StrictInt, TypeAdapter
+from pydantic import (
+    AwareDatetime,
+    Field,
+    StrictBool,
+    StrictInt,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
 
 from journal.entries import Frozen, NonNegative, ToolCallId, Usage
 from journal.jsonvalues import Id, JsonObject, Text
@@ -72,13 +80,39 @@ class ToolDispatched(RecordBase):
 
 
 class ToolResolved(RecordBase):
-    """An admin's decision on a parked call; ``confirmed``/``failed`` commit with its result."""
+    """A decision on an open call; ``confirmed``/``failed`` commit with its result.
+
+    An admin decides a parked call (``resolved_by`` ``admin``, the default, so logs written
+    before the reconciler existed read the same). Recovery decides one itself when what the
+    other side recorded under the call's key settles it (``resolved_by`` ``reconciler``,
+    ``by`` ``reconciler``): it then keeps that ``evidence``, and it never retries. An
+    admin's record is stored and exported without the two fields, exactly as before.
+    """
 
     type: Literal["tool_resolved"] = "tool_resolved"
     tool_call_id: ToolCallId
     resolution: Literal["retry", "confirmed", "failed"]
     by: Text
     reason: Text
+    resolved_by: Literal["admin", "reconciler"] = "admin"
+    evidence: JsonObject | None = None
+
+    @model_validator(mode="after")
+    def _reconciler_keeps_its_evidence(self) -> ToolResolved:
+        if self.resolved_by == "reconciler":
+            if self.resolution == "retry":
+                raise ValueError("the reconciler confirms or fails a call; it never retries one")
+            if not self.evidence:
+                raise ValueError("a reconciler's resolution keeps the evidence that decided it")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _admin_shape(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if self.resolved_by == "admin" and self.evidence is None:
+            data.pop("resolved_by", None)
+            data.pop("evidence", None)
+        return data
 
 
 class InputQueued(RecordBase):

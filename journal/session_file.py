@@ -47,7 +47,13 @@ from journal.entries import (
 from journal.entries import Entry as JournalEntry
 from journal.errors import JournalError
 from journal.jsonvalues import Id, JsonObject, Text, check_text
-from journal.records import OperationFinished, ToolDispatched, parse_record, record_to_dict
+from journal.records import (
+    OperationFinished,
+    ToolDispatched,
+    ToolResolved,
+    parse_record,
+    record_to_dict,
+)
 from journal.records import Record as JournalRecord
 from journal.recovery import RecoveryEvidence, recover_operation
 from journal.snapshot import SessionSnapshot, apply_entry
@@ -314,6 +320,8 @@ def session_file_read(lines: Iterable[str | bytes]) -> SessionFile:
             record = item
             if isinstance(record, ToolDispatched):
                 _check_derivations(line_no, record)
+            elif isinstance(record, ToolResolved):
+                _check_evidence_key(line_no, record)
             if current is None or current.old_id != record.operation_id:
                 if record.operation_id in operations:
                     raise FileRefused(
@@ -377,6 +385,17 @@ def _check_derivations(line_no: int, record: ToolDispatched) -> None:
         if getattr(record, name) != value:
             raise FileRefused(
                 line_no, f"tool_dispatched {name} {getattr(record, name)!r}, expected {value!r}"
+            )
+
+
+def _check_evidence_key(line_no: int, record: ToolResolved) -> None:
+    # The reconciler's evidence was found under the call's key: it names that key.
+    said = (record.evidence or {}).get("idempotency_key")
+    if said is not None:
+        expected = journal_ids.idempotency_key(record.operation_id, record.tool_call_id)
+        if said != expected:
+            raise FileRefused(
+                line_no, f"tool_resolved evidence idempotency_key {said!r}, expected {expected!r}"
             )
 
 

@@ -243,8 +243,8 @@ class OperationRun:
                 self.finish(step, written=first is not None)
                 return "finished"
             case steps.Park():
-                park(self, step)
-                return "parked"
+                # The reconciler may settle every call from its evidence: then go on.
+                return "parked" if park(self, step).undecided else None
             case steps.DispatchAgain():
                 dispatch_again(self, step)
             case steps.SettleUsage():

@@ -30,6 +30,7 @@ from jaiweb.agent.faults import Faults
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers import provider_for_settings
 from jaiweb.agent.providers.base import Provider
+from jaiweb.agent.reconciler import parked_reconcile
 from jaiweb.agent.slots import Slot, holding
 from jaiweb.agent.state import UnreadableAppState
 from jaiweb.agent.tools import default_tools
@@ -45,7 +46,7 @@ from jaiweb.store.leases import (
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_reading
 from jaiweb.store.services import operation_park, run_append
-from jaiweb.store.wakeups import WorkListener
+from jaiweb.store.wakeups import WorkListener, work_announce
 from journal.errors import CorruptedOperationLog
 from journal.records import ErrorInfo, OperationFinished
 
@@ -353,19 +354,31 @@ class Runner:
                 )
             finally:
                 lease_release(lease=lease)
+        return lines + self.parked_settle()
+
+    def parked_settle(self) -> list[str]:
+        """Settle the parked calls whose evidence decides them now (a render that was still
+        in progress when its operation was parked, say); what leaves the inbox is claimable
+        at once. One line per operation settled."""
+        lines = parked_reconcile()
+        if lines:
+            work_announce()
+            wake_local_runners()
         return lines
 
     def takeover(self) -> str:
-        """The start-up pass of a long-running runner: free the leases of dead local holders
-        and count what is unfinished. Each operation is then recovered when it is claimed —
-        the loop acts on every verdict — so the first one resumes at once, not after a pass
-        over all of them."""
+        """The start-up pass of a long-running runner: free the leases of dead local holders,
+        settle the parked calls the evidence now decides, and count what is unfinished.
+        Each operation is then recovered when it is claimed — the loop acts on every
+        verdict — so the first one resumes at once, not after a pass over all of them."""
         released = leases_of_dead_holders_release(is_dead=holder_is_gone, now=timezone.now())
+        settled = self.parked_settle()
         waiting = Operation.objects.filter(outcome__isnull=True, parked_at__isnull=True).count()
         parked = Operation.objects.filter(outcome__isnull=True, parked_at__isnull=False).count()
         return (
             f"{waiting} unfinished operation(s) to resume ({len(released)} from runners "
             f"of this host that are gone); {parked} waiting in the recovery inbox"
+            + (f"; {len(settled)} settled from their evidence" if settled else "")
         )
 
     def run_until(self, stop: threading.Event) -> None:

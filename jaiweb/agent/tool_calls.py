@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone
 from pydantic import ValidationError
 
+from jaiweb.agent.reconciler import Reconciled, as_event, attention, calls_reconcile
 from jaiweb.agent.state import AppState
 from jaiweb.agent.tools.base import Tool, ToolContext, ToolOutput
 from jaiweb.store.ids import new_id
@@ -238,15 +239,48 @@ def stop_calls(run: OperationRun, step: Stop) -> None:
         run.writer.write(entries=[result_entry(run, step.reply_id, call, output)])
 
 
-def park(run: OperationRun, step: Park) -> None:
-    """Hand the operation to the recovery inbox: it keeps no lease while an admin decides."""
-    names = ", ".join(f"{d.tool_name} ({d.tool_call_id})" for d in step.dispatches)
+def park(run: OperationRun, step: Park) -> Reconciled:
+    """Settle the open calls whose evidence decides them (the reconciler), then hand the
+    operation to the recovery inbox if any is left: it keeps no lease while an admin
+    decides. With none left, the loop goes on from the results just written."""
+    records = operation_records(operation_id=run.operation_id)
+    calls = fold_operation(records).calls
+    open_calls = [calls[d.tool_call_id].dispatch for d in step.dispatches]
+    done = calls_reconcile(
+        operation_id=run.operation_id,
+        session=run.session,
+        dispatches=[d for d in open_calls if d is not None],
+        fencing=run.keeper.fencing,
+    )
+    if done.settled:
+        run.start()  # the results moved the leaf: read it and the state again
+        run.view, run.ahead = None, None
+        for decision, entry in done.settled:
+            log.info(
+                "operation %s: %s settled by the reconciler (%s)",
+                run.operation_id,
+                decision.tool_call_id,
+                decision.reason,
+            )
+            run.emit(as_event(entry))
+            run.emit(
+                {
+                    "type": "tool_finished",
+                    "tool_call_id": decision.tool_call_id,
+                    "tool": entry.message.tool_name,
+                    "is_error": decision.is_error,
+                    "details": decision.details,
+                }
+            )
+    if not done.undecided:
+        return done
     operation_park(
         operation_id=run.operation_id,
         fencing=run.keeper.fencing,
-        reason=f"may or may not have happened: {names}",
+        reason=attention(done.undecided),
     )
     run.emit({"type": "operation_parked", "operation_id": run.operation_id})
+    return done
 
 
 def result_entry(run: OperationRun, reply_id: str, call: ToolCall, output: ToolOutput):

@@ -14,7 +14,11 @@ class FeedPost(models.Model):
     received_at = models.DateTimeField()
 
     class Meta:
-        indexes = [models.Index(fields=["-received_at"], name="feed_recent")]
+        indexes = [
+            models.Index(fields=["-received_at"], name="feed_recent"),
+            # recovery looks a call's post up by its key
+            models.Index(fields=["idempotency_key"], name="feed_post_key"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id}: {self.caption[:40]}"

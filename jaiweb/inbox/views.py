@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any
@@ -24,10 +25,11 @@ from django.views.decorators.http import require_POST, require_safe
 
 from jaiweb.inbox.forms import ResolveForm
 from jaiweb.sessions.commands import inbox_call_resolve
-from jaiweb.sessions.inbox import InboxItem, inbox_items
+from jaiweb.sessions.inbox import InboxItem, SettledItem, inbox_items, settled_items
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.store.selectors import operation_get
 
+IMAGE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 DONE = {
     "retry": gettext_lazy(
         "Retry recorded for call %(call)s of “%(title)s”: it is dispatched again under the "
@@ -141,6 +143,33 @@ def _cards() -> list[Card]:
     return [_card(item) for item in inbox_items()]
 
 
+@dataclass
+class SettledCard:
+    """A call the reconciler settled, as the page shows it: the evidence as rows."""
+
+    item: SettledItem
+    kind: str
+    rows: list[tuple[str, str]]
+    image_id: str = ""
+
+
+def _settled_card(item: SettledItem) -> SettledCard:
+    evidence = dict(item.evidence)
+    kind = str(evidence.pop("kind", ""))
+    image_id = evidence.get("image_id") if kind == "render_job" else None
+    if not isinstance(image_id, str) or not IMAGE_ID.fullmatch(image_id):
+        image_id = None  # evidence read from an imported file may name anything: no link
+    rows = [
+        (name, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for name, value in sorted(evidence.items())
+    ]
+    return SettledCard(item=item, kind=kind, rows=rows, image_id=str(image_id or ""))
+
+
+def _settled() -> list[SettledCard]:
+    return [_settled_card(item) for item in settled_items()]
+
+
 def _is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
 
@@ -149,8 +178,8 @@ def _is_htmx(request: HttpRequest) -> bool:
 @require_safe
 @staff_only
 def page(request: HttpRequest) -> HttpResponse:
-    """The inbox: every parked call, oldest first."""
-    return render(request, "inbox/page.html", {"cards": _cards()})
+    """The inbox: every parked call, oldest first; then what recovery settled itself."""
+    return render(request, "inbox/page.html", {"cards": _cards(), "settled": _settled()})
 
 
 @never_cache
@@ -225,7 +254,7 @@ def _refused(
     card.errors = errors
     if _is_htmx(request):
         return render(request, "inbox/item.html", {"card": card}, status=400)
-    return render(request, "inbox/page.html", {"cards": cards}, status=400)
+    return render(request, "inbox/page.html", {"cards": cards, "settled": _settled()}, status=400)
 
 
 def _gone(request: HttpRequest, message: str) -> HttpResponse:
@@ -234,4 +263,5 @@ def _gone(request: HttpRequest, message: str) -> HttpResponse:
     context = {"message": message, "level": "error", "cards": cards}
     if _is_htmx(request):
         return render(request, "inbox/resolved.html", context, status=409)
-    return render(request, "inbox/page.html", {**context, "notice": message}, status=409)
+    context = {**context, "notice": message, "settled": _settled()}
+    return render(request, "inbox/page.html", context, status=409)

@@ -8,7 +8,8 @@ from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob,
 
 
 def render_job_lookup(*, key: str) -> dict[str, Any] | None:
-    """What happened under a key: for an admin deciding about a parked tool call."""
+    """What happened under a key: for an admin deciding about a parked tool call, and for
+    recovery's reconciler, which settles the call itself when this decides it."""
     job = RenderJob.objects.filter(key=key).first()
     if job is None:
         return None
@@ -17,12 +18,14 @@ def render_job_lookup(*, key: str) -> dict[str, Any] | None:
         "key": job.key,
         "status": job.status,
         "params": job.params,
+        "owner_id": job.user_id,
         "backend": job.backend,
         "attempts": job.attempts,
         "result": job.result,
         "error": job.error,
         "created_at": job.created_at,
         "finished_at": job.finished_at,
+        "lease_expires_at": job.lease_expires_at,
         "charged": -charge.amount if charge else 0,
     }
 

@@ -1,9 +1,11 @@
 """The recovery inbox: parked calls with their evidence, and the admin's three choices.
 
-A call is parked when it may or may not have had its effect and cannot safely be run
-again (at most once). The inbox shows what both sides know — the call, its key, when it
-was dispatched, and what the render service or the feed received under that key — and
-records the admin's choice, with who and why, as a ``tool_resolved`` fact.
+A call is parked when it may or may not have had its effect, cannot safely be run again
+(at most once), and what the other side recorded under its key does not decide it (when
+it does, recovery's reconciler settles the call itself). The inbox shows what both sides
+know — the call, its key, when it was dispatched, and what the render service or the
+feed received under that key — and records the admin's choice, with who and why, as a
+``tool_resolved`` fact. It also lists what the reconciler settled, to look back at.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from django.core.exceptions import PermissionDenied
 from jaiweb.feed.models import FeedPost
 from jaiweb.render.selectors import render_job_lookup
 from jaiweb.store.models import Operation
-from jaiweb.store.selectors import operation_reading
+from jaiweb.store.selectors import operation_reading, reconciler_resolutions
 from jaiweb.store.services import operation_tool_resolve
 from journal.errors import CorruptedOperationLog
 
@@ -39,6 +41,41 @@ class InboxItem:
     dispatch_attempt: int = 0
     dispatched_at: Any = None
     evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SettledItem:
+    """A call recovery settled itself from evidence: what it decided, why, and from what."""
+
+    operation_id: str
+    session_id: str
+    session_title: str
+    owner: str
+    tool_call_id: str
+    tool_name: str
+    resolution: str
+    reason: str
+    evidence: dict[str, Any]
+    settled_at: Any
+
+
+def settled_items(*, limit: int = 50) -> list[SettledItem]:
+    """The latest calls the reconciler settled, newest first."""
+    return [
+        SettledItem(
+            operation_id=op.id,
+            session_id=op.session_id,
+            session_title=op.session.title,
+            owner=op.session.owner.get_username(),
+            tool_call_id=resolved.tool_call_id,
+            tool_name=tool_name,
+            resolution=resolved.resolution,
+            reason=resolved.reason,
+            evidence=dict(resolved.evidence or {}),
+            settled_at=resolved.timestamp,
+        )
+        for op, resolved, tool_name in reconciler_resolutions(limit=limit)
+    ]
 
 
 def _evidence(tool_name: str, key: str, dispatched_at) -> dict[str, Any]:

@@ -223,6 +223,14 @@ class OperationRecord(AppendOnlyModel):
         constraints = [
             models.UniqueConstraint(fields=["operation", "seq"], name="record_seq_per_operation")
         ]
+        indexes = [
+            # The inbox's "settled automatically" list: the latest resolutions, newest first.
+            models.Index(
+                fields=["-timestamp"],
+                name="record_resolutions",
+                condition=models.Q(type="tool_resolved"),
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.operation_id}#{self.seq} {self.type}"

@@ -23,6 +23,7 @@ from journal.entries import Entry as JournalEntry
 from journal.errors import BrokenSessionTree, UnknownEntry
 from journal.jsonvalues import json_copy
 from journal.records import Record as JournalRecord
+from journal.records import ToolResolved
 from journal.recovery import (
     OperationLog,
     RecoveryEvidence,
@@ -487,3 +488,26 @@ def operation_reading(
 def operation_verdict(*, operation: Operation) -> Verdict:
     """What recovery would decide for the operation now."""
     return operation_reading(operation_id=operation.id, session=operation.session).verdict()
+
+
+def reconciler_resolutions(*, limit: int = 50) -> list[tuple[Operation, ToolResolved, str]]:
+    """The latest calls recovery settled itself from evidence, newest first: each with its
+    operation (and session and owner), the ``tool_resolved`` record, and the call's tool."""
+    rows = list(
+        OperationRecord.objects.filter(type="tool_resolved", payload__resolved_by="reconciler")
+        .select_related("operation__session__owner")
+        .order_by("-timestamp", "-id")[:limit]
+    )
+    resolved = [(row.operation, row.to_journal()) for row in rows]
+    calls = {(op.id, r.tool_call_id) for op, r in resolved}
+    tools: dict[tuple[str, str], str] = {}
+    dispatches = OperationRecord.objects.filter(
+        operation_id__in={op_id for op_id, _ in calls}, type="tool_dispatched"
+    ).values_list("operation_id", "payload")
+    for op_id, payload in dispatches:
+        tools[(op_id, payload["tool_call_id"])] = payload["tool_name"]
+    return [
+        (op, r, tools.get((op.id, r.tool_call_id), ""))
+        for op, r in resolved
+        if isinstance(r, ToolResolved)
+    ]

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
 from jaiweb.store.appends import append_entries, append_records, fencing_check
 from jaiweb.store.errors import (
@@ -419,14 +420,23 @@ def operation_tool_resolve(
     reason: str,
     content: str = "",
     details: dict | None = None,
+    resolved_by: str = "admin",
+    evidence: dict | None = None,
+    fencing: int | None = None,
     now: datetime | None = None,
-) -> None:
-    """An admin's decision on a parked call, committed with its consequence.
+) -> MessageEntry | None:
+    """A decision on an open call, committed with its consequence; returns the result entry
+    it wrote (None for ``retry``).
 
     ``retry``: the call awaits a new dispatch under the same key. ``confirmed``: the
     effect happened; ``content``/``details`` become its result entry. ``failed``: an error
-    result saying the outcome is unknown and was not repeated. The operation leaves the
-    inbox once none of its calls is open, and a runner takes it from there.
+    result (``content``, or one saying the outcome is unknown and was not repeated).
+
+    An admin (``fencing`` None) decides a call of a parked operation; the operation leaves
+    the inbox once none of its calls is open, and a runner takes it from there. The
+    reconciler decides from evidence (``resolved_by="reconciler"``, with ``evidence``):
+    inside a run, with the run's ``fencing`` (refused with ``LeaseLost`` once another
+    runner holds it), or, like an admin, on a parked operation.
     """
     if resolution not in ("retry", "confirmed", "failed"):
         raise OperationStateConflict(f"unknown resolution {resolution!r}")
@@ -440,7 +450,10 @@ def operation_tool_resolve(
             raise OperationNotFound(operation_id)
         session = _locked_session(op.session_id)
         op = _locked_running(operation_id)
-        if not op.is_parked:
+        if fencing is not None:
+            if op.fencing != fencing or op.is_parked:
+                raise LeaseLost(operation_id, fencing)
+        elif not op.is_parked:
             raise OperationStateConflict(f"operation {operation_id!r} is not in the inbox")
         records = operation_records(operation_id=op.id)
         log = fold_operation(records)
@@ -452,14 +465,20 @@ def operation_tool_resolve(
         )
         if dispatch is None or dispatch.result_entry_id in present or call.retry_after_dispatch:
             raise OperationStateConflict(f"call {tool_call_id!r} is not waiting in the inbox")
-        resolved = ToolResolved(
-            operation_id=op.id,
-            timestamp=now,
-            tool_call_id=tool_call_id,
-            resolution=resolution,
-            by=by,
-            reason=reason,
-        )
+        try:
+            resolved = ToolResolved(
+                operation_id=op.id,
+                timestamp=now,
+                tool_call_id=tool_call_id,
+                resolution=resolution,
+                by=by,
+                reason=reason,
+                resolved_by=resolved_by,
+                evidence=check_json(evidence) if evidence is not None else None,
+            )
+        except ValidationError as exc:
+            raise InvalidEntry(f"the resolution cannot be kept: {exc.errors()[0]['msg']}") from None
+        result = None
         if resolution != "retry":
             failed = resolution == "failed"
             result = MessageEntry(
@@ -481,7 +500,7 @@ def operation_tool_resolve(
             )
             append_entries(session.id, [result], expected_leaf_id=session.leaf_id, now=now)
             present.add(result.id)
-        append_records(op.id, [resolved], fencing=None, now=now)
+        append_records(op.id, [resolved], fencing=fencing, now=now)
         still_open = [
             c
             for c in log.calls.values()
@@ -490,5 +509,6 @@ def operation_tool_resolve(
             and c.dispatch.result_entry_id not in present
             and not c.retry_after_dispatch
         ]
-        if not still_open:
+        if op.is_parked and not still_open:
             Operation.objects.filter(pk=op.id).update(parked_at=None, attention="")
+    return result

@@ -36,6 +36,7 @@ from journal.importers import session_read
 from journal.records import (
     OperationFinished,
     ToolDispatched,
+    ToolResolved,
     parse_record,
     record_to_dict,
 )
@@ -397,4 +398,8 @@ def _moved_record(record: JournalRecord, operation_id: str) -> JournalRecord:
     update: dict[str, Any] = {"operation_id": operation_id}
     if isinstance(record, ToolDispatched):
         update["idempotency_key"] = journal_ids.idempotency_key(operation_id, record.tool_call_id)
+    if isinstance(record, ToolResolved) and "idempotency_key" in (record.evidence or {}):
+        # the reconciler's evidence names the call's key: it moves with it
+        key = journal_ids.idempotency_key(operation_id, record.tool_call_id)
+        update["evidence"] = {**record.evidence, "idempotency_key": key}
     return record.model_copy(update=update)

@@ -2,7 +2,8 @@
 
 After recovery the session's tree has the shape of a crash-free run, each rendered panel
 was charged once, no durable reply was asked of the model again, and an at-most-once
-call that may have happened waits in the recovery inbox instead of running twice.
+call that may have happened is settled from the feed post under its key, or, with none,
+waits in the recovery inbox instead of running twice.
 """
 
 from __future__ import annotations
@@ -161,32 +162,39 @@ def test_publish_panel_crashes_post_at_most_once(point, auto_session, env, admin
     try:
         if point == "awaiting_approval":
             approve_when_asked(op)  # asked again after the restart
-        if point in ("after_t1", "during_tool", "after_tool_effect"):
+        if point == "after_t1":  # nothing arrived: a person sends it again, same key
             wait_until(lambda: Operation.objects.get(pk=op).is_parked, 60, "parking")
             [item] = inbox_items()
-            made = item.evidence["feed_posts_with_this_key"]
-            if made:  # the post was really made: confirm it with that post
-                inbox_resolve(
-                    user=admin,
-                    operation_id=op,
-                    tool_call_id=item.tool_call_id,
-                    resolution="confirmed",
-                    reason="the post is on the feed",
-                    result={"details": {"post_id": made[0]["post_id"]}},
-                )
-            else:  # nothing arrived: send it again, same key
-                inbox_resolve(
-                    user=admin,
-                    operation_id=op,
-                    tool_call_id=item.tool_call_id,
-                    resolution="retry",
-                    reason="nothing arrived on the feed",
-                )
+            assert item.evidence["feed_posts_with_this_key"] == []
+            inbox_resolve(
+                user=admin,
+                operation_id=op,
+                tool_call_id=item.tool_call_id,
+                resolution="retry",
+                reason="nothing arrived on the feed",
+            )
         wait_until(lambda: Operation.objects.get(pk=op).outcome is not None, 60, "the run")
     finally:
         second.stop()
     assert Operation.objects.get(pk=op).outcome == "completed"
     assert FeedPost.objects.count() == 1  # at most one post per publish_panel call
+    resolved = [r for r in operation_records(operation_id=op) if r.type == "tool_resolved"]
+    if point in ("during_tool", "after_tool_effect"):
+        # the post was made under the call's key: recovery confirmed it from that post
+        [settled] = resolved
+        assert (settled.resolved_by, settled.resolution) == ("reconciler", "confirmed")
+        assert settled.evidence["post_id"] == FeedPost.objects.get().id
+        messages = [
+            row.to_journal().message
+            for row in Entry.objects.filter(session=auto_session, type="message").order_by("seq")
+        ]
+        result = [m for m in messages if m.role == "tool_result"][-1]
+        assert result.details == {
+            "post_id": FeedPost.objects.get().id,
+            "image_id": FeedPost.objects.get().image_id,
+        }
+    else:
+        assert [r.resolved_by for r in resolved] == (["admin"] if point == "after_t1" else [])
     assert kinds(auto_session)[-3:] == ["assistant", "tool_result:publish_panel", "assistant"]
     call_command("journal_check", stdout=open("/dev/null", "w"))  # noqa: SIM115
 

@@ -285,6 +285,17 @@ RECORDS = [
         "outcome": "failed",
         "error": {"code": "provider_auth", "message": "401"},
     },
+    {  # recovery's own resolution, decided by what the render service stored
+        "type": "tool_resolved",
+        "operation_id": "op",
+        "timestamp": "2026-11-29T12:00:00Z",
+        "tool_call_id": "call_1",
+        "resolution": "confirmed",
+        "by": "reconciler",
+        "reason": "the render service stored image img_7 under the call's key",
+        "resolved_by": "reconciler",
+        "evidence": {"kind": "render_job", "idempotency_key": "k_1", "image_id": "img_7"},
+    },
 ]
 
 

@@ -460,3 +460,78 @@ def test_a_failed_write_rolls_everything_back(alice, monkeypatch):
     with pytest.raises(RuntimeError, match="disk full"):
         session_import(owner=alice, lines=lines)
     assert counts() == before
+
+
+# -- a call recovery settled itself ------------------------------------------------------
+
+
+def session_settled_by_the_reconciler(owner):
+    """A session whose at-most-once generate_image call was left open by a crash after its
+    render was stored, settled by a recovery pass, then finished."""
+    from jaiweb.agent.runner import Runner
+    from jaiweb.store.services import session_create
+    from tests.support.builders import operation_stopped_at
+
+    session = session_create(owner=owner, title="settled")
+    args = {"prompt": "猪猪侠吃下超级棒棒糖"}
+    op = operation_stopped_at(
+        session, "dispatched", tool="generate_image", args=args, policy="at_most_once"
+    )
+    key = ids.idempotency_key(op, "call_1")
+    render_request(user=owner, key=key, params={**args, "characters": {}})
+    [line] = Runner().recover()
+    assert "settled by the reconciler" in line, line
+    session.refresh_from_db()
+    lease = operation_claim(owner="r1", now=NOW, lease_seconds=15, operation_id=op)
+    leaf = session.leaf_id
+    _finish_with_reply(op, lease.fencing, leaf, attempt="a2", reply_id="A2", at=NOW)
+    session.refresh_from_db()
+    return session
+
+
+def without_keys(lines):
+    """``without_operation_ids``, and the key the reconciler's evidence names taken out."""
+    out = without_operation_ids(lines)
+    for data in out:
+        if isinstance(data.get("evidence"), dict):
+            data["evidence"] = {k: v for k, v in data["evidence"].items() if k != "idempotency_key"}
+    return out
+
+
+def test_a_reconciler_resolution_round_trips_with_its_evidence(alice):
+    first = export(session_settled_by_the_reconciler(alice))
+    [resolved] = [json.loads(line) for line in first if '"tool_resolved"' in line]
+    assert resolved["resolved_by"] == "reconciler" and resolved["by"] == "reconciler"
+    assert resolved["evidence"]["kind"] == "render_job"
+    assert resolved["evidence"]["idempotency_key"] == ids.idempotency_key(
+        resolved["operation_id"], "call_1"
+    )
+
+    imported = session_import(owner=alice, lines=first)
+    second = export(imported)
+    entries = [i for i, kind in enumerate(kinds(first)) if kind == "entry"]
+    assert [first[i] for i in entries] == [second[i] for i in entries]  # byte for byte
+    assert without_keys(first) == without_keys(second)
+    [op] = Operation.objects.filter(session=imported)
+    records = operation_records(operation_id=op.id)
+    [t1] = [r for r in records if r.type == "tool_dispatched"]
+    [moved] = [r for r in records if r.type == "tool_resolved"]
+    assert moved.resolved_by == "reconciler"
+    assert moved.evidence["idempotency_key"] == t1.idempotency_key  # the key moved with it
+    assert moved.evidence["image_id"] == resolved["evidence"]["image_id"]
+    third = export(session_import(owner=alice, lines=second))
+    assert without_keys(second) == without_keys(third)
+    call_command("journal_check", stdout=io.StringIO())
+
+
+def test_a_reconciler_evidence_under_another_key_is_refused(alice, bob):
+    lines = export(session_settled_by_the_reconciler(alice))
+    at = _record(lines, "tool_resolved")
+    data = json.loads(lines[at])
+    data["evidence"]["idempotency_key"] = "k_" + "0" * 32
+    lines[at] = json.dumps(data, ensure_ascii=False)
+    before = counts()
+    with pytest.raises(ImportRefused, match="evidence idempotency_key 'k_000") as refused:
+        session_import(owner=alice, lines=lines)
+    assert refused.value.line_no == at + 1
+    assert counts() == before
