@@ -171,6 +171,10 @@ def test_compare_the_laxative_and_the_lollipop_then_share_and_revoke(shared_stud
     assert newest.get_attribute("data-leaf-id") == laxative
     assert newest.get_attribute("data-revoked") is None
     assert page.locator('table.share-links tr[data-revoked="true"]').count() == 1
-    assert stranger.goto(made.input_value()).status == 200
+    pinned = made.input_value()
+    assert stranger.goto(pinned).status == 200
     html = stranger.content()
-    assert laxative_image in html and lollipop_image not in html
+    token = pinned.rstrip("/").rsplit("/", 1)[1]
+    assert share_panel_ref(token=token, image_id=laxative_image) in html
+    assert share_panel_ref(token=token, image_id=lollipop_image) not in html
+    assert laxative_image not in html and lollipop_image not in html
