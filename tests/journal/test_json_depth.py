@@ -36,7 +36,7 @@ from journal.jsonvalues import (
 )
 from journal.records import ToolDispatched, record_to_dict
 from journal.session_file import FileRefused, header_line
-from tests.support.deep_json import DEEP_FILES, TOO_DEEP, nested, refusal
+from tests.support.deep_json import DEEP_FILES, TOO_DEEP, nested, nested_value, refusal
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WHEN = "2026-01-01T00:00:00Z"
@@ -49,13 +49,6 @@ def depth_of(value: Any) -> int:
     if isinstance(value, list):
         return 1 + max(map(depth_of, value), default=0)
     return 0
-
-
-def nested_value(depth: int, leaf: Any = 0) -> Any:
-    value = leaf
-    for _ in range(depth):
-        value = [value]
-    return value
 
 
 # Strings full of what a bracket counter could mistake for structure.

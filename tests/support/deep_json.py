@@ -9,6 +9,7 @@ knows the depth alone refused it.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from journal.jsonvalues import JSON_DEPTH_MAX, JSON_VALUE_DEPTH_MAX
 
@@ -21,6 +22,14 @@ WHEN = "2026-01-01T00:00:00Z"
 def nested(depth: int, inner: str = "0") -> str:
     """``inner`` inside ``depth`` arrays, as JSON text."""
     return "[" * depth + inner + "]" * depth
+
+
+def nested_value(depth: int, leaf: Any = 0) -> Any:
+    """``leaf`` inside ``depth`` lists, built without recursion."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 def splice(template: dict, depth: int) -> str:
@@ -124,6 +133,7 @@ __all__ = [
     "TOO_DEEP",
     "deep_file",
     "nested",
+    "nested_value",
     "refusal",
     "splice",
 ]
