@@ -51,7 +51,9 @@ class AppState(BaseModel):
         characters = value.get("characters")
         if isinstance(characters, dict):
             for name, character in characters.items():
-                check_json({name: None if isinstance(character, BaseModel) else character})
+                # As it sits in the state, so its depth counts from the state's.
+                kept = None if isinstance(character, BaseModel) else character
+                check_json({"characters": {name: kept}})
         return value
 
     @classmethod

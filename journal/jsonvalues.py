@@ -1,15 +1,37 @@
-"""JSON-valued fields: plain JSON only, no NUL characters, no lone surrogates, no NaN — what
-every database can keep and every reader can encode."""
+"""JSON-valued fields: plain JSON only, no NUL characters, no lone surrogates, no NaN, nested
+no deeper than a limit — what every database can keep and every reader can encode. And the
+one reader of JSON text that comes from outside (a session file's line, a request body, a
+socket frame), which refuses text nested past that limit before any parser recurses."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from itertools import accumulate
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints, ValidationInfo
 
 NUL = "text must not contain the NUL character (U+0000)"
 SURROGATE = "text must not contain a lone surrogate (U+D800–U+DFFF)"
+
+# How deep a JSON text from outside may nest arrays and objects. pydantic-core, which reads
+# the journals' rows and a session file's lines, reads 201 levels and no more; Python's json
+# recurses once a level and fails past about a thousand, less whatever the stack holds.
+JSON_DEPTH_MAX = 200
+# How deep a free JSON value (a tool call's arguments, a result's details, an app state) may
+# nest: less than a text by the levels of the entry or record it is kept in, so whatever the
+# journal keeps reads back, as a row or as a line of an export, within JSON_DEPTH_MAX.
+JSON_VALUE_DEPTH_MAX = JSON_DEPTH_MAX - 10
+
+
+class JsonTooDeep(ValueError):
+    """A JSON text or value nests arrays and objects deeper than its limit."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        super().__init__(f"JSON nested deeper than {limit} levels of arrays and objects")
 
 
 def _text_problem(value: str) -> str | None:
@@ -34,35 +56,79 @@ def check_text(value: str) -> str:
     return value
 
 
-def check_json(value: Any) -> Any:
+def check_json(value: Any, *, depth_max: int = JSON_VALUE_DEPTH_MAX) -> Any:
     """Walk a JSON value: only JSON types, every key and string as ``check_text`` wants it,
-    only finite numbers.
+    only finite numbers, arrays and objects nested at most ``depth_max`` deep
+    (``JsonTooDeep``).
 
-    One walk does what pydantic's recursive ``JsonValue`` would do, several times faster:
-    reading a 10,000-entry branch is mostly this.
+    One walk, level by level, does what pydantic's recursive ``JsonValue`` would do, several
+    times faster: reading a 10,000-entry branch is mostly this. It never recurses, so no
+    value is too deep for it to say so.
     """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is str:
-            if "\x00" in item or not item.isascii():
-                check_text(item)
-        elif kind is dict:
-            for key, child in item.items():
-                if type(key) is not str:
-                    raise ValueError(f"object keys must be strings, got {type(key).__name__}")
-                if "\x00" in key or not key.isascii():
-                    check_text(key)
-                stack.append(child)
-        elif kind is list:
-            stack.extend(item)
-        elif kind is float:
-            if not math.isfinite(item):
-                raise ValueError("numbers must be finite (no NaN or Infinity)")
-        elif item is not None and kind not in (int, bool):
-            raise ValueError(f"not a JSON value: {kind.__name__}")
+    level = [value]
+    depth = 0
+    while level:
+        below: list[Any] = []
+        containers = False
+        for item in level:
+            kind = type(item)
+            if kind is str:
+                if "\x00" in item or not item.isascii():
+                    check_text(item)
+            elif kind is dict:
+                containers = True
+                for key, child in item.items():
+                    if type(key) is not str:
+                        raise ValueError(f"object keys must be strings, got {type(key).__name__}")
+                    if "\x00" in key or not key.isascii():
+                        check_text(key)
+                    below.append(child)
+            elif kind is list:
+                containers = True
+                below.extend(item)
+            elif kind is float:
+                if not math.isfinite(item):
+                    raise ValueError("numbers must be finite (no NaN or Infinity)")
+            elif item is not None and kind not in (int, bool):
+                raise ValueError(f"not a JSON value: {kind.__name__}")
+        if containers:
+            depth += 1
+            if depth > depth_max:
+                raise JsonTooDeep(depth_max)
+        level = below
     return value
+
+
+# A JSON string (its escapes included), and a run of anything but brackets.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def json_text_depth(text: str) -> int:
+    """How deep ``text`` nests arrays and objects, read as JSON reads it (brackets inside
+    strings do not count), up to its first error at least: never less than any JSON parser
+    recurses into it. Counts without recursing, in time linear in the text."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(0, max(accumulate(map(_STEP.__getitem__, brackets)), default=0))
+
+
+def check_json_text(text: str, *, depth_max: int = JSON_DEPTH_MAX) -> str:
+    """Refuse (``JsonTooDeep``) a JSON text that nests deeper than ``depth_max``, before any
+    parser reads it."""
+    # More brackets than the limit is rare in a line or a body; only then are they counted.
+    if text.count("[") + text.count("{") > depth_max and json_text_depth(text) > depth_max:
+        raise JsonTooDeep(depth_max)
+    return text
+
+
+def json_loads(text: str | bytes, *, depth_max: int = JSON_DEPTH_MAX) -> Any:
+    """``json.loads``, except that a text nested deeper than ``depth_max`` is refused
+    (``JsonTooDeep``, a ``ValueError``) before it is parsed, so that how deep the caller's
+    stack already is never decides. Bytes are decoded as ``json.loads`` decodes them."""
+    if isinstance(text, bytes | bytearray):
+        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
+    return json.loads(check_json_text(text, depth_max=depth_max))
 
 
 def json_copy(value: Any) -> Any:
@@ -78,7 +144,8 @@ def json_copy(value: Any) -> Any:
 
 def _json_object(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
     """A checked JSON object that shares nothing with what it was built from: a caller that
-    mutates the dict it passed changes no entry. Parsed JSON is fresh already."""
+    mutates the dict it passed changes no entry. Parsed JSON is fresh already. The copy
+    recurses, but only into a value the check has found shallow enough."""
     check_json(value)
     return value if info.mode == "json" else json_copy(value)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -46,7 +45,15 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 from journal.errors import JournalError
-from journal.jsonvalues import Id, JsonObject, Text, check_text
+from journal.jsonvalues import (
+    Id,
+    JsonObject,
+    JsonTooDeep,
+    Text,
+    check_json_text,
+    check_text,
+    json_loads,
+)
 from journal.records import (
     OperationFinished,
     ToolDispatched,
@@ -214,8 +221,12 @@ def numbered_lines(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str]]:
 
 
 def json_object(line_no: int, line: str) -> dict[str, Any]:
+    """The JSON object on line ``line_no``; ``FileRefused`` when it is not JSON, nests
+    deeper than ``JSON_DEPTH_MAX`` or is not an object."""
     try:
-        value = json.loads(line)
+        value = json_loads(line)
+    except JsonTooDeep as exc:
+        raise FileRefused(line_no, str(exc)) from exc
     except ValueError as exc:
         raise FileRefused(line_no, f"not JSON ({exc})") from exc
     if not isinstance(value, dict):
@@ -233,6 +244,10 @@ def _pydantic_reason(what: str, exc: ValidationError, *, tagged: bool) -> str:
 
 
 def _parse_line(line_no: int, text: str) -> Any:
+    try:  # every reader of a line refuses the same depth, whichever parser reads it
+        check_json_text(text)
+    except JsonTooDeep as exc:
+        raise FileRefused(line_no, str(exc)) from exc
     try:
         return _line_adapter.validate_json(text)  # one pass in pydantic-core: the hot path
     except ValidationError as exc:
@@ -240,6 +255,8 @@ def _parse_line(line_no: int, text: str) -> Any:
     # Say what is wrong in the file's terms: not JSON, not an object, which type is unknown.
     data = json_object(line_no, text)
     kind = data.get("type")
+    if not isinstance(kind, str):  # a list or an object is no type (and cannot be hashed)
+        raise FileRefused(line_no, f"unknown type {kind!r}")
     if kind in ENTRY_TYPES:
         what = f"{kind} entry"
     elif kind in RECORD_TYPES:

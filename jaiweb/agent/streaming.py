@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -19,6 +18,7 @@ from jaiweb.agent.providers.base import (
     add,
 )
 from journal.entries import ContextMessage, ToolCall
+from journal.jsonvalues import JSON_VALUE_DEPTH_MAX, json_loads
 
 _CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -145,8 +145,12 @@ def normalize_calls(raw: list[RawToolCall], taken: set[str]) -> list[ToolCall]:
                     break
         taken.add(call_id)
         try:
-            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError:
+            arguments = (
+                json_loads(call.arguments, depth_max=JSON_VALUE_DEPTH_MAX)
+                if call.arguments.strip()
+                else {}
+            )
+        except ValueError:  # not JSON, or nested deeper than the journal keeps
             arguments = None
         if not isinstance(arguments, dict):
             arguments = {"_unparsed": call.arguments}

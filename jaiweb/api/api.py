@@ -12,6 +12,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.operation import Operation
+from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 from pydantic_core import to_jsonable_python
@@ -20,6 +21,7 @@ from jaiweb.api import branches, comic, inbox, operations, sessions, transfer, w
 from jaiweb.api.auth import AUTH
 from jaiweb.api.errors import install_error_handlers
 from jaiweb.api.openapi import document_json_values
+from journal.jsonvalues import json_loads
 
 
 class JournalJSONRenderer(JSONRenderer):
@@ -29,6 +31,14 @@ class JournalJSONRenderer(JSONRenderer):
     def render(self, request: HttpRequest, data: Any, *, response_status: int) -> str:
         fallback = NinjaJSONEncoder().default
         return json.dumps(to_jsonable_python(data, fallback=fallback), ensure_ascii=False)
+
+
+class JournalJSONParser(Parser):
+    """Bodies read as the journal reads JSON from outside: a body nested past the limit is
+    refused before it is parsed (``errors``: 422), never a RecursionError."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return json_loads(request.body)
 
 
 class JaiwebAPI(NinjaAPI):
@@ -48,6 +58,7 @@ api = JaiwebAPI(
     auth=AUTH,
     urls_namespace="api-v1",
     renderer=JournalJSONRenderer(),
+    parser=JournalJSONParser(),
 )
 install_error_handlers(api)
 # transfer first: its /sessions/import must come before /sessions/{session_id}.

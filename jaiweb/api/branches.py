@@ -23,6 +23,7 @@ from jaiweb.api.schemas import (
     ForkIn,
     LabelIn,
     LabelOut,
+    NotBlankText,
     PermissionModeIn,
     PromptOut,
     RegenerateIn,
@@ -51,7 +52,7 @@ from jaiweb.store.labels import labels_of
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import app_state_at
 from jaiweb.store.shares import share_link_create, share_link_revoke, share_links_of
-from journal.jsonvalues import Id, Text
+from journal.jsonvalues import Id
 
 router = Router(tags=["branches"])
 
@@ -198,7 +199,7 @@ def remove_label(
 def search_session(
     request: HttpRequest,
     session_id: str,
-    q: Annotated[Text, Field(min_length=1, max_length=QUERY_MAX)],
+    q: Annotated[NotBlankText, Field(min_length=1, max_length=QUERY_MAX)],
 ):
     """The whole tree, abandoned branches too: prompts, narration, character states and
     labels, in append order; each hit names its node."""

@@ -30,6 +30,7 @@ from jaiweb.store.errors import (
 )
 from jaiweb.store.space import space_failure_note
 from journal.errors import UnknownEntry
+from journal.jsonvalues import JsonTooDeep
 
 log = logging.getLogger("jaiweb.api")
 
@@ -154,9 +155,13 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
         if exc.status_code == 400:  # ninja's "Cannot parse request body": invalid input
-            return error_response(
-                api, request, 422, "invalid_body", "the request body is not valid JSON"
+            cause = exc.__cause__
+            detail = (
+                f"the request body is {cause}"  # "JSON nested deeper than N levels of …"
+                if isinstance(cause, JsonTooDeep)
+                else "the request body is not valid JSON"
             )
+            return error_response(api, request, 422, "invalid_body", detail)
         return error_response(api, request, exc.status_code, "error", str(exc))
 
     def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:

@@ -6,19 +6,24 @@ string or key. pydantic writes such a value as ``{"type": "object"}`` (or
 ``additionalProperties: true``), which promises any JSON at all, so a client (or a
 fuzzer: tests/api/test_fuzz.py) that keeps to the document met a 422 it did not say.
 Here each of them refers to ``JsonValue``, a recursive schema that says it. Lone
-surrogates cannot be written in a JSON Schema pattern; the descriptions say so.
+surrogates cannot be written in a JSON Schema pattern, nor a depth in a recursive schema;
+the descriptions say so.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from journal.jsonvalues import NO_NUL, TEXT_RULE
+from journal.jsonvalues import JSON_DEPTH_MAX, JSON_VALUE_DEPTH_MAX, NO_NUL, TEXT_RULE
 
 REF = "#/components/schemas/JsonValue"
 KEY = {"pattern": NO_NUL, "description": TEXT_RULE}
 JSON_VALUE = {
-    "description": f"any JSON value; in its strings and keys {TEXT_RULE}; finite numbers",
+    "description": (
+        f"any JSON value; in its strings and keys {TEXT_RULE}; finite numbers; a free value "
+        f"(an app state, a result's details) nests at most {JSON_VALUE_DEPTH_MAX} levels of "
+        f"arrays and objects, a request body at most {JSON_DEPTH_MAX}"
+    ),
     "anyOf": [
         {"type": "string", "pattern": NO_NUL},
         {"type": ["number", "boolean", "null"]},

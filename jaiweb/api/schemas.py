@@ -51,40 +51,50 @@ def _whitespace_class() -> str:
 # The schema says what the server enforces (a fuzzer of the OpenAPI document keeps to it):
 # at least one character that str.strip() keeps, and no NUL.
 NOT_BLANK = rf"^[^\u0000]*[^{_whitespace_class()}\u0000][^\u0000]*$"
-# Length is checked on the stripped text, before the NUL check (its message names the limits).
-Title = Annotated[
+BLANK = "must not be empty or only whitespace"
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError(BLANK)
+    return value
+
+
+def _stripped(value: str) -> str:
+    return value.strip()
+
+
+def stripped_text(max_length: int | None, description: str) -> Any:
+    """Text checked as it was sent, as the document says — at most ``max_length`` characters
+    (the schema's ``maxLength`` counts the text as sent), no NUL, not only whitespace — then
+    kept without its leading and trailing whitespace. The length comes first: its message
+    names the limit."""
+    return Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=max_length),
+        AfterValidator(check_text),
+        AfterValidator(_not_blank),
+        AfterValidator(_stripped),
+        Field(json_schema_extra={"pattern": NOT_BLANK, "description": description}),
+    ]
+
+
+KEPT_STRIPPED = "kept without leading and trailing whitespace"
+Title = stripped_text(
+    200, f"1 to 200 characters as sent, not only whitespace; {KEPT_STRIPPED}; {TEXT_RULE}"
+)
+LabelText = stripped_text(
+    80,
+    "a label's (or a bookmark's) words: 1 to 80 characters as sent, not only whitespace; "
+    f"{KEPT_STRIPPED}; {TEXT_RULE}",
+)
+Reason = stripped_text(None, f"not empty or only whitespace; {KEPT_STRIPPED}; {TEXT_RULE}")
+# A name the set_character_state tool keeps (it strips its arguments): not only whitespace.
+NotBlankText = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(check_text),
-    Field(
-        json_schema_extra={
-            "pattern": NOT_BLANK,
-            "description": f"1 to 200 characters once stripped; {TEXT_RULE}",
-        }
-    ),
-]
-LabelText = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=80),
-    AfterValidator(check_text),
-    Field(
-        json_schema_extra={
-            "pattern": NOT_BLANK,
-            "description": f"a label's (or a bookmark's) words: 1 to 80 characters once "
-            f"stripped; {TEXT_RULE}",
-        }
-    ),
-]
-Reason = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, min_length=1),
-    AfterValidator(check_text),
-    Field(
-        json_schema_extra={
-            "pattern": NOT_BLANK,
-            "description": f"not empty or only whitespace; {TEXT_RULE}",
-        }
-    ),
+    AfterValidator(_not_blank),
+    Field(json_schema_extra={"pattern": NOT_BLANK, "description": f"{BLANK}; {TEXT_RULE}"}),
 ]
 
 
@@ -385,7 +395,7 @@ def _character_field(name: str, *, required: bool = False) -> Any:
 class CharacterIn(BodyIn):
     """One character edited by hand, as the set_character_state tool would."""
 
-    name: Text = _character_field("character", required=True)
+    name: NotBlankText = _character_field("character", required=True)
     buff: Text | None = _character_field("buff")
     skill: Text | None = _character_field("skill")
     mood: Text | None = _character_field("mood")

@@ -1,7 +1,5 @@
 """The feed's pages: the signed publish webhook and the public list of posts."""
 
-import json
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -11,6 +9,7 @@ from django.views.decorators.http import require_POST, require_safe
 from jaiweb.feed.selectors import feed_latest
 from jaiweb.feed.services import FeedPostInvalid, feed_post_publish
 from jaiweb.feed.signing import HEADER, verify
+from journal.jsonvalues import json_loads
 
 
 def _refused(status: int, error: str) -> JsonResponse:
@@ -23,8 +22,8 @@ def webhook(request: HttpRequest) -> JsonResponse:
     if not verify(settings.JAIWEB_FEED_SECRET, request.body, request.headers.get(HEADER)):
         return _refused(401, "bad or missing signature")
     try:
-        data = json.loads(request.body)
-    except ValueError:
+        data = json_loads(request.body)
+    except ValueError:  # not JSON, or nested too deep to read
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("image_id"), str):
         return _refused(400, "expected JSON with image_id and caption")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+
+from journal.jsonvalues import json_loads
 
 # The buttons' values and what inbox_resolve calls them.
 RESOLUTIONS = {"retry": "retry", "confirm": "confirmed", "fail": "failed"}
@@ -22,7 +23,7 @@ def parse_result(text: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return {"content": text}
     try:
-        value = json.loads(text)
+        value = json_loads(text)
     except ValueError as exc:
         raise forms.ValidationError(
             _("The result is not valid JSON: %(error)s.") % {"error": exc}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -48,6 +47,7 @@ from jaiweb.studio.regions import (
     region_versions,
 )
 from jaiweb.studio.stream import end_label, step_label
+from journal.jsonvalues import json_loads
 
 log = logging.getLogger(__name__)
 
@@ -238,12 +238,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
         try:
             if text_data is None or len(text_data) > MAX_FRAME:
                 raise ValueError("not a short text frame")
-            message = json.loads(text_data)
+            message = json_loads(text_data)
             if not isinstance(message, dict) or message.get("type") != "catch_up":
                 raise ValueError("unknown message")
-        except (ValueError, RecursionError):
-            # RecursionError: JSON nested deeper than Python recurses fits in MAX_FRAME
-            # ("[" * 2000), and escaped as a 1011 close with a traceback (the fuzz test).
+        except ValueError:
+            # JSON nested deeper than Python recurses fits in MAX_FRAME ("[" * 2000): a
+            # RecursionError once, a 1011 close with a traceback (the fuzz test); json_loads
+            # refuses it by its depth, before it is parsed.
             with translation.override(self.language):
                 text = _("The page sent a message the server did not understand; nothing changed.")
             await self.send(text_data=alert_html(text))

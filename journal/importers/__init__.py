@@ -10,12 +10,12 @@ jaiweb's reader, which says what it expected. Every reader returns a checked
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
 from journal.importers.claude_code import claude_code_session_read, is_claude_code_line
 from journal.importers.pi import is_pi_header, pi_session_read
+from journal.jsonvalues import json_loads
 from journal.session_file import SessionFile, session_file_read
 
 __all__ = ["detect_format", "session_read"]
@@ -26,8 +26,8 @@ def detect_format(first_line: str | bytes | None) -> str:
     if first_line is None:
         return "jaiweb"
     try:
-        data = json.loads(first_line)
-    except ValueError:  # not JSON, or not UTF-8: jaiweb's reader says so with the line
+        data = json_loads(first_line)
+    except ValueError:  # not JSON, too deep, or not UTF-8: jaiweb's reader says so with the line
         return "jaiweb"
     if not isinstance(data, dict) or "format" in data:
         return "jaiweb"

@@ -88,8 +88,11 @@ _STRUCTURE = frozenset(
 
 
 def is_claude_code_line(data: dict[str, Any]) -> bool:
-    return data.get("type") in LINE_TYPES and any(
-        key in data for key in ("uuid", "sessionId", "leafUuid", "messageId", "operation")
+    kind = data.get("type")
+    return (
+        isinstance(kind, str)
+        and kind in LINE_TYPES
+        and any(key in data for key in ("uuid", "sessionId", "leafUuid", "messageId", "operation"))
     )
 
 
@@ -271,7 +274,8 @@ class Transcript:
             stop = message.get("stop_reason") or stop
             usage = _usage(message.get("usage")) or usage
             api_error = api_error or data.get("isApiErrorMessage") is True
-        reason = STOP_REASONS.get(stop, "tool_use" if calls else "stop")
+        reason = STOP_REASONS.get(stop if isinstance(stop, str) else None)
+        reason = reason or ("tool_use" if calls else "stop")
         return AssistantMessage(
             content="\n\n".join(t for t in texts if t),
             tool_calls=calls,

@@ -112,7 +112,9 @@ def _assistant(line_no: int, message: dict[str, Any]) -> AssistantMessage:
             texts.append(_blocks_text([block] if isinstance(block, dict) else block))
     if message.get("errorMessage"):
         texts.append("[error] " + as_text(message["errorMessage"]))
-    stop = STOP_REASONS.get(message.get("stopReason"), "tool_use" if calls else "stop")
+    raw_stop = message.get("stopReason")
+    stop = STOP_REASONS.get(raw_stop if isinstance(raw_stop, str) else None)
+    stop = stop or ("tool_use" if calls else "stop")
     return AssistantMessage(
         content="\n\n".join(t for t in texts if t),
         tool_calls=calls,
@@ -316,6 +318,8 @@ def _label(line_no: int, data: dict[str, Any], tree: Tree, at) -> dict[str, Labe
     if not isinstance(target, str) or clean_text(target) not in tree:
         raise FileRefused(line_no, f"a label on {target!r}, which is not earlier in the file")
     text = data.get("label")
+    if text is not None and not isinstance(text, str):
+        raise FileRefused(line_no, "a label whose label is not text")
     text = " ".join(clean_text(text).split())[:LABEL_TEXT_MAX].strip() if text else ""
     if not text:
         return {clean_text(target): None}

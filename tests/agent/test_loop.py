@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jaiweb.agent.loop import LoopConfig
@@ -19,6 +21,7 @@ from jaiweb.store.services import (
 )
 from journal.ids import idempotency_key, result_entry_id
 from tests.agent.scripted import CUT, REFUSED, ScriptedProvider, calls, text
+from tests.support.deep_json import JSON_VALUE_DEPTH_MAX, nested
 from tests.support.runs import decide_when_asked
 
 pytestmark = pytest.mark.django_db
@@ -360,3 +363,17 @@ def test_a_slow_step_keeps_its_lease(harness):
     before, after = seen[0]
     assert after > before  # renewed while the model was slow
     assert harness.record_types(op)[-1] == "operation_finished"
+
+
+def test_tool_arguments_too_deep_to_keep_are_kept_as_text():
+    """A model's arguments nested past what the journal keeps: as unparsed text, as any other
+    arguments that are no JSON object, not a RecursionError or a refused entry."""
+    kept = '{"a":' + nested(JSON_VALUE_DEPTH_MAX - 1) + "}"
+    raw = [
+        RawToolCall(id="call_1", name="a", arguments=nested(3_000)),
+        RawToolCall(id="call_2", name="b", arguments='{"a":' + nested(JSON_VALUE_DEPTH_MAX) + "}"),
+        RawToolCall(id="call_3", name="c", arguments=kept),
+    ]
+    got = normalize_calls(raw, taken=set())
+    assert [c.arguments for c in got[:2]] == [{"_unparsed": r.arguments} for r in raw[:2]]
+    assert got[2].arguments == json.loads(kept)

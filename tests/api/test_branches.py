@@ -112,6 +112,23 @@ def test_the_characters_limits_are_the_tools(as_alice, article):
     assert got.status_code == 422 and got.json()["field"] == "mood"
 
 
+def test_a_character_named_only_whitespace_is_422_naming_the_field(as_alice, article):
+    """Issue 27.8: "\u000b" kept to the document (which allowed it) and was refused anyway,
+    by the tool, as a "character" no request has; the document now says not blank."""
+    entries = Entry.objects.filter(session=article).count()
+    got = as_alice.post(f"/sessions/{article.id}/characters", {"name": "\u000b"})
+    assert (got.status_code, got.json()) == (
+        422,
+        {
+            "detail": "name: must not be empty or only whitespace",
+            "code": "invalid",
+            "field": "name",
+            "errors": [{"field": "name", "message": "must not be empty or only whitespace"}],
+        },
+    )
+    assert Entry.objects.filter(session=article).count() == entries
+
+
 def test_the_permission_mode_set_and_rewound(as_alice, article):
     got = as_alice.post(f"/sessions/{article.id}/permission-mode", {"mode": "auto"}).json()
     assert got["app_state"]["permission_mode"] == "auto"

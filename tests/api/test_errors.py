@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
 from jaiweb.api import sessions as session_views
-from jaiweb.store.models import ComicSession, Entry, Operation
+from jaiweb.api.api import api
+from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
+from tests.support.deep_json import JSON_DEPTH_MAX, TOO_DEEP, nested
 
 pytestmark = pytest.mark.django_db
 
@@ -148,3 +152,47 @@ def test_a_prompt_that_fails_after_its_work_commits_nothing(as_alice, session, m
     response = as_alice.post(f"/sessions/{session.id}/prompts", {"text": "画一格"})
     assert response.status_code == 500
     assert not Operation.objects.exists() and not Entry.objects.exists()
+
+
+SCHEMA = api.get_openapi_schema(path_prefix="")
+# Every operation that reads a JSON body, with the ids of its path filled in.
+JSON_BODIES = sorted(
+    (method.upper(), re.sub(r"\{[^}]+\}", "x_1", path))
+    for path, methods in SCHEMA["paths"].items()
+    for method, operation in methods.items()
+    if "application/json" in operation.get("requestBody", {}).get("content", {})
+)
+
+
+def rows() -> tuple[int, ...]:
+    return tuple(m.objects.count() for m in (ComicSession, Entry, Operation, OperationRecord))
+
+
+@pytest.mark.parametrize("depth", TOO_DEEP)
+def test_a_body_nested_past_the_limit_is_422_on_every_route(as_staff, session, debug, depth):
+    """Python's json recursed into it; the count refuses it first, the same on every route."""
+    assert len(JSON_BODIES) > 10
+    before = rows()
+    for body in (nested(depth), '{"title":' + nested(depth) + "}"):
+        for method, path in JSON_BODIES:
+            response = as_staff.client.generic(
+                method, "/api/v1" + path, body, content_type="application/json"
+            )
+            assert (response.status_code, json_of(response)) == (
+                422,
+                {
+                    "detail": f"the request body is JSON nested deeper than {JSON_DEPTH_MAX} "
+                    "levels of arrays and objects",
+                    "code": "invalid_body",
+                },
+            ), (method, path)
+    assert rows() == before
+
+
+def test_a_body_as_deep_as_the_limit_is_read(as_alice, debug):
+    """One level less than refused: read, and refused for what it says (a title is text)."""
+    body = '{"title":' + nested(JSON_DEPTH_MAX - 1) + "}"
+    response = as_alice.client.post("/api/v1/sessions", body, content_type="application/json")
+    assert response.status_code == 422
+    assert json_of(response)["field"] == "title"
+    assert not ComicSession.objects.exists()

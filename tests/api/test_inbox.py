@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
+from journal.jsonvalues import json_text_depth
 from tests.api.conftest import park, park_a_call
+from tests.support.deep_json import JSON_DEPTH_MAX, JSON_VALUE_DEPTH_MAX, nested_value
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +109,77 @@ def test_bad_resolutions_are_422_naming_the_field(as_staff, parked, payload, fie
     assert response.status_code == 422 and response.json()["field"] == field
     assert Operation.objects.get(pk=parked).is_parked
     assert operation_records(operation_id=parked) == records
+
+
+def test_details_nested_deeper_than_a_kept_value_are_422_and_nothing_written(
+    as_staff, parked, session
+):
+    records = operation_records(operation_id=parked)
+    entries = Entry.objects.filter(session=session).count()
+    response = resolve(
+        as_staff,
+        parked,
+        resolution="confirmed",
+        reason="posted",
+        result={"content": "published", "details": {"a": nested_value(JSON_VALUE_DEPTH_MAX)}},
+    )
+    message = f"JSON nested deeper than {JSON_VALUE_DEPTH_MAX} levels of arrays and objects"
+    assert (response.status_code, response.json()) == (
+        422,
+        {
+            "detail": f"result.details: {message}",
+            "code": "invalid",
+            "field": "result.details",
+            "errors": [{"field": "result.details", "message": message}],
+        },
+    )
+    assert Operation.objects.get(pk=parked).is_parked
+    assert operation_records(operation_id=parked) == records
+    assert Entry.objects.filter(session=session).count() == entries
+
+
+def test_details_past_the_bodys_limit_are_422_and_the_session_still_reads(
+    as_staff, as_alice, parked, session
+):
+    """Kept, such details made every later read of the session a 500: its rows are read by
+    pydantic-core, which stops at 201 levels."""
+    records = operation_records(operation_id=parked)
+    response = resolve(
+        as_staff,
+        parked,
+        resolution="confirmed",
+        reason="posted",
+        result={"content": "published", "details": {"a": nested_value(JSON_DEPTH_MAX)}},
+    )
+    assert (response.status_code, response.json()) == (
+        422,
+        {
+            "detail": f"the request body is JSON nested deeper than {JSON_DEPTH_MAX} levels "
+            "of arrays and objects",
+            "code": "invalid_body",
+        },
+    )
+    assert Operation.objects.get(pk=parked).is_parked
+    assert operation_records(operation_id=parked) == records
+    assert as_alice.get(f"/sessions/{session.id}/entries").status_code == 200
+
+
+def test_details_as_deep_as_a_value_may_be_are_kept_read_and_carried(
+    as_staff, as_alice, parked, session
+):
+    deepest = {"a": nested_value(JSON_VALUE_DEPTH_MAX - 1)}
+    response = resolve(
+        as_staff,
+        parked,
+        resolution="confirmed",
+        reason="posted",
+        result={"content": "published", "details": deepest},
+    )
+    assert response.status_code == 200, response.content[:300]
+    listed = as_alice.get(f"/sessions/{session.id}/entries")
+    assert listed.status_code == 200
+    assert listed.json()[-1]["message"]["details"] == deepest
+    exported = as_alice.client.get(f"/api/v1/sessions/{session.id}/export")
+    lines = b"".join(exported.streaming_content).decode().splitlines()
+    assert any(json.loads(line).get("message", {}).get("details") == deepest for line in lines)
+    assert max(json_text_depth(line) for line in lines) <= JSON_DEPTH_MAX  # imports again

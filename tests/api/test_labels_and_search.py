@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from jsonschema_rs import Draft202012Validator
 
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import Entry
@@ -89,3 +90,28 @@ def test_search_is_case_blind_and_takes_like_wildcards_literally(as_alice, alice
     assert ids("100%") == ["a"] and ids("0%") == ["a"] and ids("p_x") == ["a"]
     assert ids("%") == ["a"] and ids("_") == ["a"]
     assert ids("1000%") == [] and ids("lollipopx") == []
+
+
+def test_a_search_of_only_whitespace_is_refused_as_the_document_says(as_alice, article):
+    """The fuzzing gate's finding (seed 99): q="\\x1f" kept to the document's pattern (no
+    NUL) and was refused as empty; the parameter now states the not-blank rule it is
+    checked by."""
+    got = as_alice.get(f"/sessions/{article.id}/search", q="\x1f")
+    message = "must not be empty or only whitespace"
+    assert (got.status_code, got.json()) == (
+        422,
+        {
+            "detail": f"q: {message}",
+            "code": "invalid",
+            "field": "q",
+            "errors": [{"field": "q", "message": message}],
+        },
+    )
+    document = as_alice.client.get("/api/v1/openapi.json").json()
+    (q,) = [
+        p
+        for p in document["paths"]["/api/v1/sessions/{session_id}/search"]["get"]["parameters"]
+        if p["name"] == "q"
+    ]
+    rule = Draft202012Validator(q["schema"])
+    assert not rule.is_valid("\x1f") and not rule.is_valid(" ") and rule.is_valid(" 擂台 ")

@@ -14,6 +14,7 @@ from jaiweb.store.transfer import session_export
 from journal.entries import entry_to_dict
 from journal.jsonvalues import NUL, SURROGATE
 from tests.api.conftest import start_run
+from tests.support.deep_json import JSON_VALUE_DEPTH_MAX, nested_value
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +45,19 @@ def test_a_new_session_starts_with_no_characters(as_alice):
         ({"title": "a\x00b"}, "title"),
         ({"title": "ok", "initial_app_state": [1, 2]}, "initial_app_state"),
         ({"title": "ok", "initial_app_state": {"k": "\x00"}}, "initial_app_state"),
+        (  # deeper than a kept value may be, as an unknown field and in a character
+            {"title": "ok", "initial_app_state": {"w": nested_value(JSON_VALUE_DEPTH_MAX)}},
+            "initial_app_state",
+        ),
+        (
+            {
+                "title": "ok",
+                "initial_app_state": {
+                    "characters": {"猪": {"hat": nested_value(JSON_VALUE_DEPTH_MAX - 2)}}
+                },
+            },
+            "initial_app_state",
+        ),
     ],
 )
 def test_create_refuses_bad_fields_by_name(as_alice, payload, field):
@@ -53,6 +67,20 @@ def test_create_refuses_bad_fields_by_name(as_alice, payload, field):
     assert body["code"] == "invalid" and body["field"] == field
     assert body["detail"].startswith(f"{field}: ")
     assert not ComicSession.objects.exists()
+
+
+def test_a_title_longer_than_the_limit_as_sent_is_422_though_it_fits_stripped(as_alice, session):
+    """Issue 27.8: 201 characters, the first a space, was taken and kept as 200, while the
+    document's maxLength refused it; the length is now the text's as sent, in both."""
+    title = " " + "x" * 200
+    expected = invalid("title", "String should have at most 200 characters")
+    created = as_alice.post("/sessions", {"title": title})
+    assert (created.status_code, created.json()) == (422, expected)
+    renamed = as_alice.patch(f"/sessions/{session.id}", {"title": title})
+    assert (renamed.status_code, renamed.json()) == (422, expected)
+    assert list(ComicSession.objects.values_list("title", flat=True)) == ["episode"]
+    kept = as_alice.post("/sessions", {"title": " " + "x" * 199})  # 200 as sent: stripped
+    assert (kept.status_code, kept.json()["title"]) == (201, "x" * 199)
 
 
 def invalid(field: str, message: str) -> dict:

@@ -16,6 +16,7 @@ from jaiweb.store.models import ComicSession, Entry, Label, Operation
 from jaiweb.store.selectors import branch_rows, session_get
 from jaiweb.studio.selectors import strip_panels
 from tests.api.conftest import BASE, api_for
+from tests.support.deep_json import DEEP_FILES, TOO_DEEP, deep_file, refusal
 from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -252,3 +253,27 @@ def test_the_documented_example_is_a_file_that_imports(client, alice):
     response = raw(alice, example.encode())
     assert response.status_code == 201, response.content
     assert response.json()["title"] == "猪猪侠大战超人强"
+
+
+@pytest.mark.parametrize("kind", DEEP_FILES)
+@pytest.mark.parametrize("depth", TOO_DEEP)
+@pytest.mark.parametrize("send", ["body", "form"])
+def test_a_line_nested_past_the_limit_is_422_naming_it_and_writes_nothing(bob, kind, depth, send):
+    """It was a RecursionError and a 500 (three formats, any depth Python cannot recurse)."""
+    data = deep_file(kind, depth)
+    before = counts()
+    response = raw(bob, data) if send == "body" else upload(bob, data)
+    line = DEEP_FILES[kind][1]
+    assert (response.status_code, response.json()) == (
+        422,
+        {
+            "detail": refusal(line),
+            "code": "import_refused",
+            "field": None,
+            "errors": None,
+            "leaf_id": None,
+            "line": line,
+        },
+    )
+    assert counts() == before
+    assert raw(bob, deep_file(kind, 3)).status_code == 201  # the same file, shallow

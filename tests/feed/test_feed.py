@@ -13,6 +13,7 @@ from jaiweb.feed.signing import HEADER, sign
 from jaiweb.render.models import Image
 from jaiweb.render.services import render_request
 from journal.jsonvalues import SURROGATE
+from tests.support.deep_json import TOO_DEEP, nested
 
 pytestmark = pytest.mark.django_db
 SECRET = "feed-test-secret"
@@ -58,7 +59,9 @@ def test_bad_or_missing_signatures_are_refused_and_nothing_is_kept(client):
 
 
 def test_bad_json_is_a_400(client):
-    for body in (b"[1, 2", b'{"caption": "no image"}', b'"img_1"', b'{"image_id": 7}'):
+    deep = [nested(depth).encode() for depth in TOO_DEEP]  # a RecursionError, once: a 500
+    deep += [b'{"image_id":"img_1","caption":' + nested(3_000).encode() + b"}"]
+    for body in (b"[1, 2", b'{"caption": "no image"}', b'"img_1"', b'{"image_id": 7}', *deep):
         response = post(client, body, sign(SECRET, body))
         assert response.status_code == 400
         assert response.json() == {"error": "expected JSON with image_id and caption"}

@@ -12,6 +12,7 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
 from tests.support.builders import parked_call
+from tests.support.deep_json import JSON_DEPTH_MAX, JSON_VALUE_DEPTH_MAX, nested
 
 pytestmark = pytest.mark.django_db
 
@@ -187,6 +188,18 @@ def test_an_unknown_call_or_operation_is_a_409(admin_client, parked):
         ({"action": "delete", "reason": "why"}, "Choose retry, confirm or mark failed"),
         ({"action": "confirm", "reason": "why", "result": "{not json"}, "not valid JSON"),
         ({"action": "confirm", "reason": "why", "result": '{"details": 3}'}, "must be a JSON"),
+        (  # a RecursionError, once: a 500
+            {"action": "confirm", "reason": "why", "result": f'{{"details":{nested(3_000)}}}'},
+            f"not valid JSON: JSON nested deeper than {JSON_DEPTH_MAX} levels",
+        ),
+        (  # read, but deeper than a kept value may be
+            {
+                "action": "confirm",
+                "reason": "why",
+                "result": f'{{"details":{{"a":{nested(JSON_VALUE_DEPTH_MAX)}}}}}',
+            },
+            f"JSON nested deeper than {JSON_VALUE_DEPTH_MAX} levels",
+        ),
     ],
 )
 def test_a_bad_form_is_a_400_and_changes_nothing(admin_client, parked, data, error):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
 
 from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
@@ -29,6 +30,8 @@ from jaiweb.store.transfer import session_export, session_import
 from jaiweb.studio.selectors import strip_panels
 from journal.entries import parse_entry
 from journal.session_file import LABEL_KINDS, LABEL_TEXT_MAX, images_named
+from tests.support.children import manage
+from tests.support.deep_json import DEEP_FILES, TOO_DEEP, deep_file, refusal
 from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -465,3 +468,19 @@ def test_the_commands_carry_images(drawn, bob, tmp_path, media):
         match=r"larger than 100 bytes \(JAIWEB_MAX_BUNDLE_BYTES\); nothing was imported",
     ):
         call_command("import_session", str(path), "--owner", "bob", "--max-bytes", "100")
+
+
+@pytest.mark.django_db(transaction=True)  # the command is a child: it sees committed rows
+@pytest.mark.parametrize(("kind", "depth"), list(zip(DEEP_FILES, TOO_DEEP, strict=True)))
+def test_the_command_refuses_a_line_nested_past_the_limit_without_a_traceback(
+    bob, tmp_path, kind, depth
+):
+    """It was a RecursionError's traceback: now the refusal naming the line, exit 1."""
+    path = tmp_path / f"{kind}.jsonl"
+    path.write_bytes(deep_file(kind, depth))
+    before = counts()
+    done = manage(connection.settings_dict, "import_session", str(path), "--owner", "bob")
+    line = DEEP_FILES[kind][1]
+    assert (done.returncode, done.out) == (1, [])
+    assert done.err == [f"CommandError: {path}: {refusal(line)}; nothing was imported"]
+    assert counts() == before

@@ -18,6 +18,7 @@ from jaiweb.store.models import ComicSession, Entry, Label
 from jaiweb.store.selectors import branch_rows, session_get
 from jaiweb.store.services import session_create
 from jaiweb.studio.selectors import strip_panels
+from tests.support.deep_json import DEEP_FILES, JSON_DEPTH_MAX, TOO_DEEP, deep_file
 from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -163,3 +164,21 @@ def test_others_and_anonymous(client, alice, bob, drawn, staff_user):
 @pytest.fixture
 def staff_user(django_user_model):
     return django_user_model.objects.create_user("root", password="root-pass-1", is_staff=True)
+
+
+@pytest.mark.parametrize("kind", DEEP_FILES)
+@pytest.mark.parametrize("depth", TOO_DEEP)
+def test_a_line_nested_past_the_limit_is_a_422_page_naming_it(client, alice, kind, depth):
+    """It was an HTML 500 (a RecursionError in the reader)."""
+    as_user(client, alice)
+    before = counts()
+    response = upload(client, deep_file(kind, depth))
+    assert response.status_code == 422
+    body = response.content.decode()
+    line = DEEP_FILES[kind][1]
+    assert f'data-import-error data-line="{line}"' in body
+    assert (
+        f"Line {line}: JSON nested deeper than {JSON_DEPTH_MAX} levels of arrays and objects. "
+        "Nothing was imported."
+    ) in body
+    assert counts() == before
