@@ -12,7 +12,7 @@ from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows
 from jaiweb.studio.selectors import Panel, characters_of, strip_panels
-from journal.branches import CHARACTER_FIELDS, Effects, effects_of
+from journal.branches import CHARACTER_FIELDS, PANEL_TOOLS, Effects, effects_of
 from journal.entries import ToolResultMessage, UserMessage
 
 PROMPT_CHARS = 160  # a prompt or a narration on the compare page: its first words
@@ -68,11 +68,12 @@ class CompareView:
 
 
 def _is_drawn_panel(row: StoredEntry) -> bool:
-    """A drawn panel's result (what the strip shows), read off an entry already parsed."""
+    """A panel's result as the strip shows it, drawn here or placed here by a cherry-pick,
+    read off an entry already parsed."""
     message = getattr(row.entry, "message", None)
     return (
         isinstance(message, ToolResultMessage)
-        and message.tool_name == "generate_image"
+        and message.tool_name in PANEL_TOOLS
         and not message.is_error
         and isinstance((message.details or {}).get("image_id"), str)
     )

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from jaiweb.store.chains import entry_rows
 from jaiweb.store.models import ComicSession, Entry
-from jaiweb.store.services import session_create
+from jaiweb.store.services import entry_append, session_create
 from tests.journal.factories import assistant, branch, panel, post, state, user
 
 pytestmark = pytest.mark.django_db
@@ -187,3 +187,28 @@ def test_the_page_and_the_json_endpoint_agree(client, alice, forked):
         re.findall(r'<tr data-character="([^"]+)" data-field="(\w+)" class="differs"', html)
     )
     assert marked == differing
+
+
+def test_a_side_with_a_picked_panel_counts_it_among_its_panels(client, alice, forked):
+    """Issue 29: a cherry-picked panel was shown but not counted, and the side said
+    "… and -1 more panels on this side"."""
+    from journal.entries import MessageEntry, ToolResultMessage
+    from tests.journal.factories import at
+
+    picked = MessageEntry(
+        id="pick",
+        parent_id="lp2",
+        timestamp=at(10),
+        message=ToolResultMessage(
+            tool_call_id="c_pick",
+            tool_name="place_panel",
+            content="placed",
+            details={"image_id": "img_xp", "from_entry_id": "xp", "cost": 0},
+        ),
+    )
+    entry_append(session_id=forked.id, entries=[picked], expected_leaf_id="lp2")
+    client.force_login(alice)
+    html = compare(client, forked, left="xq", right="pick").content.decode()
+    right = html.split('class="compare-side" data-side="right"')[1]
+    assert right.count("<figure") == 3 and 'data-panels="3"' in right
+    assert "more panel" not in html and "-1" not in right
