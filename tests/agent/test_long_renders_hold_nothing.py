@@ -8,13 +8,13 @@ import threading
 
 import pytest
 
-from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.render.backends.base import RenderedImage
 from jaiweb.render.models import LedgerEntry
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Operation
 from jaiweb.store.services import session_create
+from tests.support.runs import runner_running
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -58,13 +58,8 @@ def held(monkeypatch, settings, tmp_path):
 
 @pytest.fixture
 def runner():
-    runner = Runner(config=RunnerConfig(workers=1, poll_seconds=0.05))
-    stop = threading.Event()
-    thread = threading.Thread(target=runner.run_until, args=(stop,), daemon=True)
-    thread.start()
-    yield runner
-    stop.set()
-    thread.join(timeout=30)
+    with runner_running(workers=1) as running:
+        yield running
 
 
 def finished(op: str) -> str | None:

@@ -3,12 +3,9 @@ ninth session, and a decision (or a stop) wakes a runner that finishes the run."
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.contrib.auth import get_user_model
 
-from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.render.services import credits_grant, wallet_get_or_create
 from jaiweb.sessions.commands import approval_decide, prompt_submit, session_stop
@@ -16,6 +13,7 @@ from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
 from journal.recovery import fold_operation
+from tests.support.runs import runner_running
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,13 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def runner():
-    runner = Runner(config=RunnerConfig(workers=4, poll_seconds=0.05))
-    stop = threading.Event()
-    thread = threading.Thread(target=runner.run_until, args=(stop,), daemon=True)
-    thread.start()
-    yield runner
-    stop.set()
-    thread.join(timeout=30)
+    with runner_running(workers=4) as running:
+        yield running
 
 
 def draw_and_leave_undecided(user, n: int) -> list[str]:

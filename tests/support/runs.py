@@ -1,14 +1,20 @@
 """Runs of the agent loop in the test's own thread, against the test database: the
 ``Harness`` (accept, claim, run, read back), the next accepted operation run to its end with
-the offline director, and a ``sleep`` for the loop that answers approvals as a user would."""
+the offline director, a ``sleep`` for the loop that answers approvals as a user would, and
+a runner claiming in a thread of its own."""
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.utils import timezone
 
 from jaiweb.agent.events import NullSink
 from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers.offline import OfflineDirector
+from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.agent.tools import default_tools
 from jaiweb.store.leases import operation_claim
 from jaiweb.store.models import Entry
@@ -118,3 +124,18 @@ def decide_when_asked(op_id: str, *decisions: tuple[str, bool]):
                 return
 
     return sleep
+
+
+@contextmanager
+def runner_running(*, workers: int) -> Iterator[Runner]:
+    """A ``Runner`` claiming and running in a thread of its own (as ``runagents`` does),
+    polling often; stopped and joined on the way out."""
+    runner = Runner(config=RunnerConfig(workers=workers, poll_seconds=0.05))
+    stop = threading.Event()
+    thread = threading.Thread(target=runner.run_until, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        yield runner
+    finally:
+        stop.set()
+        thread.join(timeout=30)
