@@ -135,6 +135,29 @@ def _await_decision(run: OperationRun, tool_call_id: str) -> bool:
     return False
 
 
+def _progress_reporter(run, tool: str, call_id: str):
+    """A tool's progress as live events: each change of ``value / maximum`` once (a backend
+    that polls repeats itself), and nothing while the maximum is unknown."""
+    last: tuple[int, int] | None = None
+
+    def report(value: int, maximum: int) -> None:
+        nonlocal last
+        if maximum <= 0 or (value, maximum) == last:
+            return
+        last = (value, maximum)
+        run.emit(
+            {
+                "type": "tool_progress",
+                "tool_call_id": call_id,
+                "tool": tool,
+                "value": value,
+                "max": maximum,
+            }
+        )
+
+    return report
+
+
 def _t1(run: OperationRun, tool: Tool, reply_id: str, call: ToolCall, *, attempt: int):
     return run.record(
         ToolDispatched,
@@ -186,6 +209,7 @@ def dispatch(
         app_state=run.writer.state,
         branch=run.branch,
         faults=run.faults,
+        progress=_progress_reporter(run, tool.name, call.id),
     )
     try:
         output = tool.run(ctx, args)

@@ -46,7 +46,7 @@ from jaiweb.studio.regions import (
     changed_regions_html,
     region_versions,
 )
-from jaiweb.studio.stream import end_label, step_label
+from jaiweb.studio.stream import end_label, progress_label, step_label
 from journal.jsonvalues import json_loads
 
 log = logging.getLogger(__name__)
@@ -141,6 +141,7 @@ SESSIONS_PER_INTERVAL = 4
 BUSY_SECONDS = 1.0
 MAX_INTERVAL = 1.0
 MAX_SOURCES = 16  # sources of numbered events a watcher follows (runners of a cluster)
+MAX_STEPS_TIMED = 16  # running steps whose start a watcher keeps for their progress line
 _busy: OrderedDict[str, float] = OrderedDict()  # session id -> its last pass (``clock``)
 
 
@@ -194,6 +195,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if sleep is not None:
             self.sleep = sleep
         self._retries = itertools.count(1)
+        self._step_started: dict[str, int] = {}  # a running step's start, by its call id
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -411,6 +413,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif kind == "tool_started":
             await self.send(text_data=self._step(event, finished=False))
             return  # nothing in the journal changed that the regions show
+        elif kind == "tool_progress":
+            await self.send(text_data=self._progress(event))
+            return  # a render's progress is no journal fact
         elif kind == "tool_finished":
             await self.send(text_data=self._step(event, finished=True))
         elif kind == "model_retry":
@@ -432,6 +437,19 @@ class SessionConsumer(AsyncWebsocketConsumer):
             self.counts_blind = True
         self._catch_up_soon()
 
+    def _progress(self, event: dict[str, Any]) -> str:
+        tool = str(event.get("tool", ""))
+        value, maximum = event.get("value"), event.get("max")
+        if not isinstance(value, int) or not isinstance(maximum, int):
+            value, maximum = 0, 0
+        with translation.override(self.language):
+            label = progress_label(tool, value, maximum)
+        call_id = str(event.get("tool_call_id", ""))
+        started_ms = self._step_started.get(call_id)
+        return _step_line(
+            f"step-{call_id}", label, tool=tool, done=False, started_ms=started_ms, replace=True
+        )
+
     def _step(self, event: dict[str, Any], *, finished: bool) -> str:
         tool = str(event.get("tool", ""))
         call_id = str(event.get("tool_call_id", ""))
@@ -439,6 +457,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
             label = step_label(tool, finished=finished, failed=bool(event.get("is_error")))
         # When it started, for the page's ticking "(n s)": the browser's clock, the epoch's.
         started_ms = None if finished else int(time.time() * 1000)
+        if started_ms is not None:
+            self._step_started[call_id] = started_ms
+            while len(self._step_started) > MAX_STEPS_TIMED:
+                del self._step_started[next(iter(self._step_started))]
         return _step_line(f"step-{call_id}", label, tool=tool, done=finished, started_ms=started_ms)
 
 
@@ -454,10 +476,16 @@ def _fragment(name: str, **context: Any) -> str:
 
 
 def _step_line(
-    element_id: str, label: str, *, tool: str = "", done: bool = True, started_ms: int | None = None
+    element_id: str,
+    label: str,
+    *,
+    tool: str = "",
+    done: bool = True,
+    started_ms: int | None = None,
+    replace: bool | None = None,
 ) -> str:
-    """One line of the run's progress, appended; a tool's step that ended replaces the line
-    its start appended (the same id)."""
+    """One line of the run's progress, appended; a tool's step that ended (or reports its
+    progress: ``replace``) replaces the line its start appended (the same id)."""
     safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in element_id)
     return _fragment(
         "step",
@@ -466,7 +494,7 @@ def _step_line(
         done=done,
         label=label,
         started_ms=started_ms,
-        replace=done and bool(tool),
+        replace=(done and bool(tool)) if replace is None else replace,
     )
 
 

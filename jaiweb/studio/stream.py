@@ -39,6 +39,15 @@ def step_label(tool: str, *, finished: bool, failed: bool = False) -> str:
     return _("done: %(tool)s") % {"tool": tool_label(tool)}
 
 
+def progress_label(tool: str, value: int, maximum: int) -> str:
+    """A running step's words with how far it is: "rendering panel… 40 %"."""
+    percent = max(0, min(100, round(100 * value / maximum))) if maximum > 0 else 0
+    return _("%(step)s %(percent)d %%") % {
+        "step": _(TOOL_STEPS.get(tool, RUNNING_A_TOOL)),
+        "percent": percent,
+    }
+
+
 def end_label(outcome: str, error: str | None = None) -> str:
     line = _("Finished: %(outcome)s") % {"outcome": outcome_label(outcome)}
     return f"{line} — {error}" if error else line

@@ -403,3 +403,33 @@ async def test_a_nul_in_the_session_id_is_refused_at_the_handshake(alice, episod
     websocket fuzz test's /ws/sessions/%00/."""
     _ws, connected = await connect("\x00", alice)
     assert not connected
+
+
+@in_loop
+async def test_a_renders_progress_replaces_its_step_line(alice, episode, clock):
+    """Issue 28: ComfyUI's sampler steps reach the page as "rendering panel… 40 %" on the
+    line the render's start appended, in the watcher's language, still ticking."""
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    layer = get_channel_layer()
+
+    async def send(**event):
+        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
+
+    await send(type="tool_started", tool="generate_image", tool_call_id="call_1", n=1)
+    started = await ws.receive_from(timeout=5)
+    assert 'id="step-call_1"' in started and "rendering panel…" in started
+    ticking = started.split('data-started="')[1].split('"')[0]
+    await send(
+        type="tool_progress", tool="generate_image", tool_call_id="call_1", value=8, max=20, n=2
+    )
+    assert await ws.receive_from(timeout=5) == (
+        '<li id="step-call_1" data-tool="generate_image" data-done="false" '
+        f'hx-swap-oob="true">rendering panel… 40 % <span class="elapsed" data-started="{ticking}">'
+        "</span></li>"
+    )
+    await send(
+        type="tool_progress", tool="generate_image", tool_call_id="call_1", value="<x>", max=20, n=3
+    )  # a bad value reads as no progress, never as text
+    assert "rendering panel… 0 %" in await ws.receive_from(timeout=5)
+    await ws.disconnect()

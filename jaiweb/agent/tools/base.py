@@ -43,6 +43,8 @@ class ToolContext:
     app_state: AppState
     branch: Callable[[], list[Entry]]  # the active branch, loaded when asked
     faults: Faults = field(default_factory=lambda: NO_FAULTS)
+    # progress(value, maximum) of a slow effect (a render's sampler steps), for the page
+    progress: Callable[[int, int], None] = field(default=lambda value, maximum: None)
 
 
 @dataclass

@@ -82,7 +82,11 @@ class GenerateImage(Tool):
         while True:
             try:
                 return render_request(
-                    user=ctx.owner, key=ctx.idempotency_key, params=params, renderer=renderer
+                    user=ctx.owner,
+                    key=ctx.idempotency_key,
+                    params=params,
+                    renderer=renderer,
+                    on_progress=ctx.progress,
                 )
             except RenderInProgress:
                 # An earlier dispatch of this call crashed mid-render: its job is taken over
