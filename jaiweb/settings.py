@@ -1,6 +1,6 @@
 """The one settings module of jaiweb.
 
-Everything that differs between machines comes from the environment (CONTRACT.md §5),
+Everything that differs between machines comes from the environment (docs/ARCHITECTURE.md §10),
 read through the small parsers below. A bad value stops start-up with
 ImproperlyConfigured naming the variable and the value. An empty variable counts as
 unset.

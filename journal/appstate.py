@@ -1,4 +1,5 @@
-"""The session's business state: characters and the permission mode (CONTRACT §1 app_state).
+"""The session's business state: characters and the permission mode.
+See docs/ARCHITECTURE.md §5 app_state.
 
 It lives in the journal as plain JSON (``app_state`` entries, a session's initial state).
 The model reads it leniently (unknown fields are kept) and writes it back whole. It is

@@ -1,4 +1,7 @@
-"""What the model sees: the active branch as messages, compaction-aware (CONTRACT §4)."""
+"""What the model sees: the active branch as messages, compaction-aware.
+
+See docs/ARCHITECTURE.md §8.
+"""
 
 from __future__ import annotations
 

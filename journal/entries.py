@@ -1,4 +1,4 @@
-"""Session Journal entries and the messages they carry (CONTRACT §1).
+"""Session Journal entries and the messages they carry (docs/ARCHITECTURE.md §5).
 
 Entries are immutable pydantic models with a ``type`` discriminator (messages: ``role``)
 and an exact JSON round trip. Their JSON-valued fields (tool arguments, app state,

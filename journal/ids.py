@@ -1,4 +1,7 @@
-"""Deterministic ids and hashes (CONTRACT §2): the same inputs give the same id after any crash."""
+"""Deterministic ids and hashes: the same inputs give the same id after any crash.
+
+See docs/ARCHITECTURE.md §6.
+"""
 
 from __future__ import annotations
 

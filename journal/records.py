@@ -1,4 +1,7 @@
-"""Operation Journal records (CONTRACT §2): facts about one run, never copies of entries."""
+"""Operation Journal records: facts about one run, never copies of entries.
+
+See docs/ARCHITECTURE.md §6.
+"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``fold_operation`` reads an operation's records once, refusing any log that no correct
 run could have written; ``recover_operation`` adds what the Session Journal knows (which
 pre-allocated entries exist, which assistant replies were final) and applies the five
-ordered rules of CONTRACT §3.
+ordered rules of docs/ARCHITECTURE.md §7.
 """
 
 from __future__ import annotations
@@ -278,13 +278,13 @@ def _check_redispatch(call: CallLog, record: ToolDispatched, corrupt) -> None:
 
 
 def recover_operation(records: Sequence[Record], evidence: RecoveryEvidence) -> Verdict:
-    """The verdict for one operation (CONTRACT §3), or ``CorruptedOperationLog``."""
+    """The verdict for one operation (docs/ARCHITECTURE.md §7), or ``CorruptedOperationLog``."""
     log = fold_operation(records)
     return verdict_for(log, evidence)
 
 
 def verdict_for(log: OperationLog, evidence: RecoveryEvidence) -> Verdict:
-    """Apply the ordered rules of CONTRACT §3 to a folded log."""
+    """Apply the ordered rules of docs/ARCHITECTURE.md §7 to a folded log."""
     op_id = log.operation_id
     present = evidence.entry_ids
 

@@ -1,4 +1,5 @@
-"""The session file (CONTRACT §5, docs/BUNDLES.md), as data: its header, its lines, and the
+"""The session file, as data: its header, its lines, and the
+See docs/ARCHITECTURE.md §9, docs/BUNDLES.md.
 whole-file check.
 
 An export is canonical JSON lines: a header, every entry in append order, then every
@@ -389,7 +390,7 @@ def session_file_read(lines: Iterable[str | bytes]) -> SessionFile:
 
 
 def _check_derivations(line_no: int, record: ToolDispatched) -> None:
-    # The runner relies on these exact derivations (CONTRACT §2); a file that breaks them
+    # The runner relies on these exact derivations (ARCHITECTURE §6); a file that breaks them
     # was edited by hand and would dispatch under the wrong key.
     expected = {
         "result_entry_id": journal_ids.result_entry_id(

@@ -1,4 +1,4 @@
-"""Session snapshots: the fold of the Session Journal (CONTRACT §4).
+"""Session snapshots: the fold of the Session Journal (docs/ARCHITECTURE.md §8).
 
 The article's ``applyEntry`` copies the whole entry array on each append, O(n²) over a
 session. Here a snapshot holds a ``TreeIndex`` that is extended in O(1) and shared

@@ -6,7 +6,7 @@ Temporal worker: it reads facts and returns what to do, and the executor
 again. No I/O, no clock, no ids: everything it needs is passed in, so every interleaving
 of the loop with a person's writes can be tested against it directly.
 
-The order is CONTRACT §3's, extended to the steps of a live run:
+The order is docs/ARCHITECTURE.md §7's, extended to the steps of a live run:
 
 1. an open dispatch: dispatch it again under the same key when its policy allows it,
    otherwise park the operation for an admin;

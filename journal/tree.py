@@ -1,4 +1,4 @@
-"""The session tree: an index over entries, branches, children and paths (CONTRACT §4).
+"""The session tree: an index over entries, branches, children and paths (docs/ARCHITECTURE.md §8).
 
 ``TreeIndex`` is built once in O(n) (one pass; children are indexed on first use) and
 extended in O(1). Indexes extended from one another share a single append-only store;

@@ -1,4 +1,7 @@
-"""API tokens: what a script sends as ``Authorization: Bearer <token>`` (CONTRACT §6)."""
+"""API tokens: what a script sends as ``Authorization: Bearer <token>``.
+
+See docs/ARCHITECTURE.md §12.
+"""
 
 from __future__ import annotations
 

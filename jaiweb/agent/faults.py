@@ -1,4 +1,4 @@
-"""Fault points for crash tests (CONTRACT §5): JAIWEB_CRASH_AT and JAIWEB_PAUSE_AT.
+"""Fault points for crash tests (docs/ARCHITECTURE.md §11): JAIWEB_CRASH_AT and JAIWEB_PAUSE_AT.
 
 ``JAIWEB_CRASH_AT=<point>[:<tool>]`` ends the process with ``os._exit(137)`` the first
 time the loop reaches that point (for that tool); ``JAIWEB_PAUSE_AT`` instead prints

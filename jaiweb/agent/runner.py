@@ -288,7 +288,7 @@ class Runner:
         verdict = reading.verdict()
         if verdict.status == "indeterminate_tool":
             return self._park(lease, f"needs attention: {message}")
-        # A pending input may only be left by an operation that gave up (CONTRACT §3).
+        # A pending input may only be left by an operation that gave up (docs/ARCHITECTURE.md §7).
         outcome = "interrupted" if verdict.pending_inputs else "failed"
         try:  # decided from this read of the log: a prompt typed since refuses the finish
             self._finish(

@@ -1,4 +1,4 @@
-"""The JSON API at /api/v1/ (CONTRACT §6), OpenAPI at /api/v1/openapi.json.
+"""The JSON API at /api/v1/ (docs/ARCHITECTURE.md §12), OpenAPI at /api/v1/openapi.json.
 
 Views only check access, call the agent's actions or the store's services and selectors,
 and shape the answer; every refusal becomes ``{"detail", "code"}`` in ``errors``.

@@ -1,4 +1,4 @@
-"""Every refusal as ``{"detail": "...", "code": "..."}`` with its status (CONTRACT §6).
+"""Every refusal as ``{"detail": "...", "code": "..."}`` with its status (docs/ARCHITECTURE.md §12).
 
 Not-found bodies never echo what was asked for and never differ between "does not
 exist" and "is someone else's", so a 404 says nothing about other users' data.

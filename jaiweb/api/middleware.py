@@ -15,7 +15,7 @@
   room for a form) is refused with 413 before it is read.
 * An error answer that is not JSON (Django's 404 for an unknown path, ninja's empty 405,
   Django's 400 and 500 pages) is replaced by ``{"detail", "code"}`` with its status, so
-  every /api/v1/ answer keeps the contract (CONTRACT §6), under DEBUG=0 too.
+  every /api/v1/ answer keeps the contract (docs/ARCHITECTURE.md §12), under DEBUG=0 too.
 """
 
 from __future__ import annotations

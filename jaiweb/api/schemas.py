@@ -1,6 +1,6 @@
-"""Request and response bodies of the JSON API (CONTRACT §6).
+"""Request and response bodies of the JSON API (docs/ARCHITECTURE.md §12).
 
-Entries and records are the journal's own pydantic models (CONTRACT §1, §2), so the
+Entries and records are the journal's own pydantic models (docs/ARCHITECTURE.md §5, §6), so the
 OpenAPI document describes exactly what is stored and exported; entries add ``seq``.
 """
 

@@ -70,7 +70,7 @@ def tool_name(raw: Any) -> str:
 
 def arguments(raw: Any) -> dict[str, Any]:
     """A call's arguments as a JSON object; anything else kept as ``{"_unparsed": text}``
-    (CONTRACT §1)."""
+    (docs/ARCHITECTURE.md §5)."""
     if isinstance(raw, dict):
         return clean(raw)
     return {"_unparsed": as_text(raw)}

@@ -1,5 +1,5 @@
 """Every /api/v1/ answer is JSON {detail, code}, and a refused or failed write keeps nothing
-(CONTRACT §6; issue 14.4 and 14.6)."""
+(docs/ARCHITECTURE.md §12; issue 14.4 and 14.6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""/api/v1/openapi.json: every path of CONTRACT §6, with its auth schemes."""
+"""/api/v1/openapi.json: every path of docs/ARCHITECTURE.md §12, with its auth schemes."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/export"),
     ("GET", "/api/v1/sessions/{session_id}/comic"),
 }
-# Paths beyond CONTRACT §6 (issue 16's branch tools and API parity), each listed on purpose.
+# Paths beyond docs/ARCHITECTURE.md §12 (issue 16's branch tools, API parity), each on purpose.
 BEYOND_CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/compare"),
     ("GET", "/api/v1/sessions/{session_id}/entries/{entry_id}/rewind-preview"),

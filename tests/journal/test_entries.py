@@ -1,4 +1,5 @@
-"""journal.entries and journal.records: shapes of CONTRACT §1–§2, exact JSON, clear errors."""
+"""journal.entries and journal.records: the shapes of docs/ARCHITECTURE.md §5 and §6, exact
+JSON, clear errors."""
 
 from __future__ import annotations
 

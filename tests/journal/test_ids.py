@@ -1,4 +1,4 @@
-"""journal.ids: the exact derivations of CONTRACT §2."""
+"""journal.ids: the exact derivations of docs/ARCHITECTURE.md §6."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""CONTRACT §3: snapshots never alias journal data — an edit of what a caller got changes
-neither the entry, nor another snapshot, nor the journal."""
+"""Snapshots never alias journal data (docs/ARCHITECTURE.md §7): an edit of what a caller got
+changes neither the entry, nor another snapshot, nor the journal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""journal.recovery: the five ordered rules of CONTRACT §3 and every impossible log it names."""
+"""journal.recovery: the five ordered rules of docs/ARCHITECTURE.md §7 and every impossible
+log it names."""
 
 from __future__ import annotations
 

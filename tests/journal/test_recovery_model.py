@@ -1,7 +1,8 @@
-"""Model-based property tests of ``journal.recovery.recover_operation`` (CONTRACT §2, §3).
+"""Model-based property tests of ``journal.recovery.recover_operation``.
+See docs/ARCHITECTURE.md §6, §7.
 
 The model is one operation of the agent loop, generated step by step in the loop's real
-order (the fault points of CONTRACT §5): accept (record and input entry in one
+order (the fault points of docs/ARCHITECTURE.md §11): accept (record and input entry in one
 transaction) → call the model (``model_attempted``; the stream may be cut, and the
 runner makes a new attempt or gives up ``interrupted``) → the assistant entry (0–3 tool
 calls) → ``usage_settled`` → each tool call one by one (maybe an approval, granted or
@@ -708,7 +709,7 @@ def test_an_automatic_call_re_dispatched_after_the_inbox_confirmed_it_is_refused
 
     ``confirmed`` commits with the call's result, so the dispatch is closed: neither a
     ``retry`` nor automatic recovery (which only re-runs an open dispatch) is a reason
-    to dispatch it again. CONTRACT §3: "a repeated dispatch without its reason".
+    to dispatch it again. docs/ARCHITECTURE.md §7: "a repeated dispatch without its reason".
     """
     args = {"prompt": "p"}
     result_entry_id = ids.result_entry_id("e-asst-1", "call_1")

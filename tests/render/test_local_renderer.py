@@ -225,7 +225,7 @@ def test_two_seeds_draw_two_pictures_and_one_seed_always_the_same(name):
 )
 def test_the_seed_moves_figures_poses_framing_and_setting_but_never_the_scene(name, scene):
     texts = [drawn(PROMPTS[name], seed, STATE).decode() for seed in range(12)]
-    assert {ET.fromstring(t).get("data-scene") for t in texts} == {scene}  # CONTRACT §7
+    assert {ET.fromstring(t).get("data-scene") for t in texts} == {scene}  # ARCHITECTURE §13
     assert len({setting_of(t) for t in texts}) == len(texts)  # a detail of the background
     cast = [figures(t) for t in texts]
     assert all(list(c) == list(cast[0]) for c in cast)  # the same cast, in the same order

@@ -438,7 +438,7 @@ def _bubbles(script: Script, cast: list[Member], frame: Frame) -> list[Bubble]:
 
 
 def _scene_of(folded: str) -> str:
-    """The one word naming the setting drawn (CONTRACT §7): ``ring``, ``classroom``, or
+    """The one word naming the setting drawn (docs/ARCHITECTURE.md §13): ``ring``, ``classroom``, or
     ``default`` (outdoors) when the scene asks for neither."""
     if _has(folded, RING):
         return "ring"

@@ -1,4 +1,7 @@
-"""`python manage.py create_api_token USER [--name NAME]`: print a new API token (CONTRACT §5)."""
+"""`python manage.py create_api_token USER [--name NAME]`: print a new API token.
+
+See docs/ARCHITECTURE.md §9.
+"""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
