@@ -10,7 +10,7 @@ The points, as the journal and ComfyUI see them:
   ComfyUI never heard of the prompt.
 * ``during_tool``: killed from outside while the tool waits for ComfyUI, which holds the
   prompt (its run is held at the server's gate): the external call is sent and its answer
-  not back, as CONTRACT §5 defines the point. The render job under the key is in
+  not back, as docs/ARCHITECTURE.md §11 defines the point. The render job under the key is in
   progress, nothing is charged.
 * ``during_tool_stored`` (``JAIWEB_PAUSE_AT=during_tool`` and a SIGKILL while paused):
   where the product's own ``during_tool`` fault point sits for ``generate_image``, after
