@@ -109,8 +109,10 @@ class ToolResolved(RecordBase):
                 raise ValueError("a reconciler's resolution keeps the evidence that decided it")
         return self
 
+    # No return annotation: pydantic then keeps the model's own schema for what this returns
+    # (an annotated dict would make the API document describe the record as any object).
     @model_serializer(mode="wrap")
-    def _admin_shape(self, handler: Any) -> dict[str, Any]:
+    def _admin_shape(self, handler: Any):
         data = handler(self)
         if self.resolved_by == "admin" and self.evidence is None:
             data.pop("resolved_by", None)

@@ -83,6 +83,19 @@ def test_entries_are_typed_with_seq(schema):
     assert {"seq", "id", "parent_id", "timestamp", "message"} <= set(entry["properties"])
 
 
+def test_each_record_kind_is_told_apart_by_its_type(schema):
+    """An operation's records are a ``oneOf``: each kind must state its ``type`` as a constant
+    and forbid other fields, or a record matches two kinds (a serializer's return annotation
+    once turned ``ToolResolved`` into any object, and schemathesis found it)."""
+    components = schema["components"]["schemas"]
+    kinds = components["OperationOut"]["properties"]["records"]["items"]["oneOf"]
+    assert len(kinds) == 10
+    for ref in kinds:
+        kind = components[ref["$ref"].rsplit("/", 1)[1]]
+        assert "const" in kind["properties"]["type"], ref
+        assert kind["additionalProperties"] is False, ref
+
+
 def test_operation_ids_are_the_views_names(schema):
     ids = [op["operationId"] for ops in schema["paths"].values() for op in ops.values()]
     assert len(set(ids)) == len(ids)
