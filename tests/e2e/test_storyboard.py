@@ -389,7 +389,7 @@ def without_content(text: str, content: list[str]) -> str:
 # language switch's own name for English, names of formats (SVG, HTML) and of the API,
 # the commands of the director's grammar.
 ALLOWED_ASCII = {
-    *("jaiweb", "English", "SVG", "HTML", "API"),
+    *("jaiweb", "English", "SVG", "HTML", "API", "PDF", "CBZ", "PNG"),
     *("draw", "state", "publish", "panels", "say"),
 }
 
