@@ -391,6 +391,7 @@ class CharacterIn(BodyIn):
     mood: Text | None = _character_field("mood")
     seed: int | None = Field(
         default=None,
+        strict=True,  # a whole JSON number: "7" is no seed
         ge=0,
         lt=SEED_LIMIT,
         description="the character's own seed (its look): the backends draw it with this",

@@ -933,3 +933,15 @@ def comfyui(tmp_path) -> Iterator[FakeComfyUI]:
         yield server
     finally:
         server.stop()
+
+
+def reference_workflow(workflow: dict[str, Any], *, character: str) -> dict[str, Any]:
+    """An image-to-image variant of an SD-1.5 text-to-image workflow (core nodes only): the
+    reference picture (``{{reference_image}}``, a LoadImage) encoded as the sampler's latent,
+    denoised at 0.6, with ``character``'s own seed (``{{seed:<character>}}``)."""
+    flow = json.loads(json.dumps(workflow))
+    flow["10"] = {"class_type": "LoadImage", "inputs": {"image": "{{reference_image}}"}}
+    flow["11"] = {"class_type": "VAEEncode", "inputs": {"pixels": ["10", 0], "vae": ["4", 2]}}
+    sampler = flow["3"]["inputs"]
+    sampler.update(latent_image=["11", 0], denoise=0.6, seed="{{seed:" + character + "}}")
+    return flow
