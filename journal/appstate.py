@@ -10,9 +10,23 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from journal.jsonvalues import Text, check_json
+
+# An image id as the session file writes one (``journal.session_file`` uses this pattern).
+IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
+SEED_LIMIT = 2**32  # a character's seed is an int from 0 to SEED_LIMIT - 1
+# A character's look: what keeps it the same from panel to panel. Unset, neither is written.
+LOOK_FIELDS = ("seed", "reference_image_id")
 
 
 class UnreadableAppState(ValueError):
@@ -20,11 +34,27 @@ class UnreadableAppState(ValueError):
 
 
 class Character(BaseModel):
+    """A character's state (buff, skill, mood) and its look: its own ``seed`` and a
+    ``reference_image_id`` (one of the session owner's images), each None until set.
+
+    A look left unset is not written out, so a state from before looks existed reads and
+    writes back the same."""
+
     model_config = ConfigDict(extra="allow")
 
     buff: Text = "无"
     skill: Text = "无"
     mood: Text = "平静"
+    seed: int | None = Field(default=None, ge=0, lt=SEED_LIMIT, strict=True)
+    reference_image_id: str | None = Field(default=None, pattern=IMAGE_ID_PATTERN)
+
+    @model_serializer(mode="wrap")
+    def _unset_look_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for name in LOOK_FIELDS:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -34,7 +34,9 @@ from pydantic import (
 )
 
 from journal import ids as journal_ids
+from journal.appstate import IMAGE_ID_PATTERN
 from journal.entries import (
+    AppStateEntry,
     AssistantMessage,
     EntryBase,
     Frozen,
@@ -81,7 +83,6 @@ IMAGE_TYPES = {
     "image/jpeg": "jpg",
     "image/webp": "webp",
 }
-IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 
 
 def _models(annotated_union: Any) -> tuple[type[Any], ...]:
@@ -354,7 +355,7 @@ def session_file_read(lines: Iterable[str | bytes]) -> SessionFile:
             labels.append(item)
         else:
             if named is None:
-                named = set(images_named(entries))
+                named = set(images_named(entries, header.initial_app_state))
             images.append(_checked_image(line_no, item, named, images))
 
     counts = [
@@ -449,11 +450,19 @@ def _check_label(
 # -- images -------------------------------------------------------------------------
 
 
-def images_named(entries: Iterable[JournalEntry]) -> list[str]:
-    """The image ids the entries name (a tool result's ``details.image_id``: a drawn panel,
-    a published one), each once, in the order they first appear."""
+def images_named(
+    entries: Iterable[JournalEntry], initial_app_state: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The image ids the session names (a tool result's ``details.image_id``: a drawn panel,
+    a published one; a character's ``reference_image_id`` in the initial state or an
+    ``app_state`` entry: its look), each once, in the order they first appear."""
     found: dict[str, None] = {}
+    for image in looks_named(initial_app_state):
+        found.setdefault(image)
     for entry in entries:
+        if isinstance(entry, AppStateEntry):
+            for image in looks_named(entry.value):
+                found.setdefault(image)
         if not isinstance(entry, MessageEntry):
             continue
         message = entry.message
@@ -462,6 +471,18 @@ def images_named(entries: Iterable[JournalEntry]) -> list[str]:
             if isinstance(image, str):
                 found.setdefault(image)
     return list(found)
+
+
+def looks_named(state: Any) -> list[str]:
+    """The ``reference_image_id`` of each character of an app state (as JSON) that has one."""
+    characters = state.get("characters") if isinstance(state, Mapping) else None
+    if not isinstance(characters, Mapping):
+        return []
+    return [
+        c["reference_image_id"]
+        for c in characters.values()
+        if isinstance(c, Mapping) and isinstance(c.get("reference_image_id"), str)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -493,10 +514,11 @@ def _image_ids_in(value: Any) -> Iterator[str]:
 
 
 def images_mentioned(parsed: SessionFile) -> list[ImageMention]:
-    """Every image id the file's entries and records name in any field that holds one (a
-    result's details, a tool call's arguments, a dispatch's args, a character's look), with
-    its line: an import checks each against the images it may give the importer."""
-    found: list[ImageMention] = []
+    """Every image id the file's header (a character's look in the initial state), entries
+    and records name in any field that holds one (a result's details, a tool call's
+    arguments, a dispatch's args, a character's look), with its line: an import checks each
+    against the images it may give the importer."""
+    found = [ImageMention(1, i) for i in _image_ids_in(dict(parsed.header.initial_app_state))]
     lines = parsed.entry_lines if len(parsed.entry_lines) == len(parsed.entries) else None
     for at, entry in enumerate(parsed.entries):
         line_no = lines[at] if lines else 0
@@ -584,9 +606,10 @@ def _renamer(renames: Mapping[str, str]):
 
 
 def images_renamed(parsed: SessionFile, renames: Mapping[str, str]) -> SessionFile:
-    """The file with each image id ``old`` written ``renames[old]`` wherever the entries and
-    records say it (details, tool arguments, text), and T1's ``args_hash`` derived again
-    from the arguments so changed; ids of the tree and the logs never change."""
+    """The file with each image id ``old`` written ``renames[old]`` wherever the header's
+    initial state, the entries and the records say it (details, tool arguments, text, a
+    character's look), and T1's ``args_hash`` derived again from the arguments so changed;
+    ids of the tree and the logs never change."""
     if not renames:
         return parsed
     walk = _renamer(renames)
@@ -601,7 +624,10 @@ def images_renamed(parsed: SessionFile, renames: Mapping[str, str]) -> SessionFi
             records.append(parse_record(data))
         operations.append(OperationLines(op.old_id, list(op.lines), records))
     images = [replace(image, id=renames.get(image.id, image.id)) for image in parsed.images]
-    return replace(parsed, entries=entries, operations=operations, images=images)
+    header = parsed.header.model_copy(
+        update={"initial_app_state": walk(dict(parsed.header.initial_app_state))}
+    )
+    return replace(parsed, header=header, entries=entries, operations=operations, images=images)
 
 
 # -- writing lines ------------------------------------------------------------------

@@ -132,10 +132,15 @@ def read_state(request: HttpRequest, session_id: str, at: Id | None = None):
 
 @router.post("/sessions/{session_id}/characters", response={200: StateWriteOut, **E409})
 def edit_character(request: HttpRequest, session_id: str, body: CharacterIn):
-    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf; 409 unless
-    idle, or when ``expected_leaf_id`` is not the leaf (left out: the leaf as it is now)."""
+    """Edit (or add) one character by hand, its look too: an ``app_state`` entry at the
+    leaf; 409 unless idle, or when ``expected_leaf_id`` is not the leaf (left out: the leaf
+    as it is now); 422 when ``reference_image_id`` is not one of the owner's images."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
-    fields = {k: v for k in ("buff", "skill", "mood") if (v := getattr(body, k)) is not None}
+    fields = {
+        k: v
+        for k in ("buff", "skill", "mood", "seed", "reference_image_id")
+        if (v := getattr(body, k)) is not None
+    }
     state = character_set(
         session=session,
         name=body.name,

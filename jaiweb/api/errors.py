@@ -19,6 +19,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from jaiweb.store.conflicts import is_conflict
 from jaiweb.store.errors import (
+    ImageNotYours,
     LabelNotFound,
     OperationNotFound,
     PromptRateLimited,
@@ -129,6 +130,8 @@ def install_error_handlers(api: NinjaAPI) -> None:
         if isinstance(exc, PromptRateLimited):
             retry = {"Retry-After": str(max(1, exc.retry_after))}
             return error_response(api, request, status, exc.code, str(exc), headers=retry)
+        if isinstance(exc, ImageNotYours):
+            return error_response(api, request, status, exc.code, str(exc), field=exc.field)
         return error_response(api, request, status, exc.code, str(exc))
 
     def on_unknown_entry(request: HttpRequest, exc: UnknownEntry) -> HttpResponse:

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from jaiweb.agent.tools.character import max_length
-from journal.appstate import AppState
+from journal.appstate import IMAGE_ID_PATTERN, SEED_LIMIT, AppState
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
 from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
 from journal.records import Record
@@ -399,6 +399,19 @@ class CharacterIn(BodyIn):
     buff: Text | None = _character_field("buff")
     skill: Text | None = _character_field("skill")
     mood: Text | None = _character_field("mood")
+    seed: int | None = Field(
+        default=None,
+        strict=True,  # a whole JSON number: "7" is no seed
+        ge=0,
+        lt=SEED_LIMIT,
+        description="the character's own seed (its look): the backends draw it with this",
+    )
+    reference_image_id: str | None = Field(
+        default=None,
+        pattern=IMAGE_ID_PATTERN,
+        description="the character's reference picture (its look): one of the session "
+        "owner's images, else refused (422 image_not_yours, naming this field)",
+    )
     expected_leaf_id: Id | None = Field(
         default=None, description="the leaf the caller saw; refused (409) when it moved"
     )

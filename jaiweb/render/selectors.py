@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.panel.variation import figure_seed_of
 
 
 def render_job_lookup(*, key: str) -> dict[str, Any] | None:
@@ -53,6 +54,18 @@ def images_by_id(*, ids: list[str], owner_id: Any) -> dict[str, Image]:
 def image_owned(*, image_id: str, owner_id: Any) -> bool:
     """Whether ``image_id`` is an image of ``owner_id``."""
     return Image.objects.filter(pk=image_id, user_id=owner_id).exists()
+
+
+def image_look_seed(*, image_id: str, owner_id: Any, name: str) -> int | None:
+    """The seed the figure of ``name`` was drawn with in the panel ``image_id`` of
+    ``owner_id`` (a look taken from that panel keeps its pose); None for another user's
+    image, or a picture no render of ours drew (an import)."""
+    params = (
+        RenderJob.objects.filter(image__id=image_id, image__user_id=owner_id)
+        .values_list("params", flat=True)
+        .first()
+    )
+    return figure_seed_of(params, name) if isinstance(params, dict) else None
 
 
 def image_for_viewer(*, image_id: str, viewer: Any) -> Image | None:

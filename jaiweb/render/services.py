@@ -6,7 +6,9 @@ charge; the same key with other parameters is refused; a repeat while the first 
 still rendering is told "in progress", unless the first one's lease has run out (it
 crashed mid-render), when the repeat takes the job over. A backend that knows its
 progress reports it while it draws; each report renews the render's lease, so a long
-render is not taken over while its backend still works on it.
+render is not taken over while its backend still works on it. A character's look may
+name a reference picture: the render reads it only from the user's own images, and a
+reference that is not theirs fails the render before a backend is asked, charging nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.render.backends import BackendError, Renderer, renderer_for_settings
+from jaiweb.render.backends.base import ReferenceImage, panel_reference
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
 from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
 
@@ -153,7 +156,10 @@ def render_request(
         attempt = job.attempts
 
     try:
-        image = renderer.render(params, key=key, progress=_lease_renewer(key, attempt, on_progress))
+        look = _reference_for(renderer, params, owner_id=user.pk)
+        image = renderer.render(
+            params, key=key, progress=_lease_renewer(key, attempt, on_progress), **look
+        )
     except Exception as exc:  # the backend's failure is stored: a repeat gets the same answer
         said = str(exc) if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
         reason = said[:500]
@@ -202,6 +208,34 @@ def render_request(
         job.finished_at, job.lease_expires_at = done, None
         job.save()
         return _result(job, replayed=False)
+
+
+class ReferenceRefused(BackendError):
+    """The panel's reference picture is not one the render's user may draw from."""
+
+
+def _reference_for(renderer: Renderer, params: dict[str, Any], *, owner_id: Any) -> dict:
+    """The ``reference`` keyword for ``renderer.render``: the panel's reference picture read
+    from the user's own images, for a backend that draws from one (the others get none).
+
+    A reference that is not one of the user's images (or whose file is gone) refuses the
+    render before any backend is asked: an image id is never a capability."""
+    found = panel_reference(params)
+    if found is None:
+        return {}
+    character, image_id = found
+    from jaiweb.render.imports import image_bytes  # it imports this module
+
+    read = image_bytes(image_id=image_id, owner_id=owner_id)
+    if read is None:
+        raise ReferenceRefused(
+            f"the reference picture of {character}'s look ({image_id}) is not one of your "
+            "images; set the look again from one of your panels"
+        )
+    if not getattr(renderer, "uses_reference", False):
+        return {}
+    content_type, data = read
+    return {"reference": ReferenceImage(character, image_id, content_type, data)}
 
 
 def render_lease_renew(*, key: str, attempt: int, now: datetime | None = None) -> bool:

@@ -22,10 +22,12 @@ from jaiweb.agent.state import AppState, Character, UnreadableAppState
 from jaiweb.agent.tools.character import CharacterStateArgs
 from jaiweb.live.push import group_name, group_send_nowait
 from jaiweb.live.versions import facts_bump
+from jaiweb.render.selectors import image_owned
 from jaiweb.sessions import limits
 from jaiweb.sessions.inbox import inbox_resolve
 from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import (
+    ImageNotYours,
     InvalidEntry,
     OperationStateConflict,
     PromptRateLimited,
@@ -46,7 +48,7 @@ from jaiweb.store.services import (
     rewind_append,
 )
 from jaiweb.store.wakeups import work_announce
-from journal.appstate import describe
+from journal.appstate import LOOK_FIELDS, describe
 from journal.entries import AppStateEntry
 
 log = logging.getLogger(__name__)
@@ -226,20 +228,28 @@ def character_set(
     *,
     session: ComicSession,
     name: str,
-    fields: dict[str, str],
+    fields: dict[str, Any],
     expected_leaf_id: str | None,
     now: datetime | None = None,
 ) -> dict:
     """Edit (or add) one character by hand: an ``app_state`` entry at the leaf.
 
-    The limits are the ``set_character_state`` tool's (``CharacterStateArgs``): what a
-    person may type is what the agent may write."""
+    The limits of buff, skill and mood are the ``set_character_state`` tool's
+    (``CharacterStateArgs``): what a person may type is what the agent may write. The look
+    (``seed``, ``reference_image_id``) is the app state's own; a reference must be one of
+    the session owner's images (``ImageNotYours`` otherwise, and nothing is written)."""
+    look = {k: fields[k] for k in LOOK_FIELDS if fields.get(k) is not None}
+    texts = {k: v for k, v in fields.items() if k not in LOOK_FIELDS}
     try:
-        args = CharacterStateArgs.model_validate({"character": name.strip(), **fields})
+        args = CharacterStateArgs.model_validate({"character": name.strip(), **texts})
+        Character.model_validate(look)
     except ValidationError as exc:
         raise InvalidEntry(describe(exc)) from None
+    image = look.get("reference_image_id")
+    if image is not None and not image_owned(image_id=image, owner_id=session.owner_id):
+        raise ImageNotYours("reference_image_id", image)
     name = args.character
-    fields = args.model_dump(exclude={"character"}, exclude_none=True)
+    fields = {**args.model_dump(exclude={"character"}, exclude_none=True), **look}
     state = _state_now(session, expected_leaf_id)
     current = state.characters.get(name, Character()).model_dump(mode="json")
     state.characters[name] = Character.model_validate({**current, **fields})

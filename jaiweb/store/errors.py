@@ -80,6 +80,18 @@ class InvalidEntry(StoreError, ValueError):
     http_status = 422
 
 
+class ImageNotYours(InvalidEntry):
+    """A character's look names an image that is not one of the session owner's (or no
+    image at all: the two are told apart for no one)."""
+
+    code = "image_not_yours"
+
+    def __init__(self, field: str, image_id: str):
+        self.field = field
+        self.image_id = image_id
+        super().__init__(f"{field}: {image_id!r} is not one of your images")
+
+
 class SessionBusy(StoreError):
     """The session has an unfinished operation, so it cannot be navigated or edited."""
 

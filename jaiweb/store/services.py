@@ -31,6 +31,7 @@ from jaiweb.store.errors import (
     StaleLog,
 )
 from jaiweb.store.ids import new_id
+from jaiweb.store.looks import looks_check
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import (
@@ -95,7 +96,8 @@ def session_create(
     initial_app_state: dict | None = None,
     now: datetime | None = None,
 ) -> ComicSession:
-    """A new, empty session; its initial state is one the agent can read (journal.appstate)."""
+    """A new, empty session; its initial state is one the agent can read (journal.appstate)
+    whose characters' looks name only the owner's images (``ImageNotYours`` otherwise)."""
     now = now or timezone.now()
     title = check_text(title.strip())
     if not title or len(title) > 200:
@@ -107,6 +109,7 @@ def session_create(
         except UnreadableAppState as exc:
             raise InvalidEntry(f"initial_app_state: {exc}") from None
         state = json_copy(check_json(initial_app_state))  # the caller's dict stays theirs
+        looks_check(owner_id=getattr(owner, "pk", owner), state=state)
     return ComicSession.objects.create(
         id=new_id("s"),
         owner=owner,

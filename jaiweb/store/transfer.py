@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Model
+from django.db.models import Model, Q
 from django.utils import timezone
 from pydantic import AwareDatetime, TypeAdapter
 
@@ -110,7 +110,7 @@ def session_export(*, session: ComicSession, images: bool = False) -> Iterator[s
             )
         )
         labels = [label for label in labels if label.entry_id in present]
-    image_ids = _images_to_export(in_file, owner_id) if images else []
+    image_ids = _images_to_export(in_file, row["initial_app_state"], owner_id) if images else []
 
     yield header_line(
         {
@@ -148,14 +148,20 @@ def session_export(*, session: ComicSession, images: bool = False) -> Iterator[s
         yield image_line(image_id=image_id, content_type=content_type, data=data)
 
 
-def _images_to_export(in_file, owner_id: Any) -> list[str]:
-    """The images the exported entries name that are the owner's and still on disk."""
+def _images_to_export(in_file, initial_app_state: dict, owner_id: Any) -> list[str]:
+    """The images the exported session names (its panels, its characters' looks) that are
+    the owner's and still on disk."""
     rows = (
-        in_file.filter(type="message", payload__message__details__has_key="image_id")
+        in_file.filter(
+            Q(type="message", payload__message__details__has_key="image_id")
+            | Q(type="app_state")
+        )
         .order_by("seq")
         .values_list("payload", flat=True)
     )
-    named = images_named(parse_entry(payload) for payload in rows.iterator(chunk_size=BATCH))
+    named = images_named(
+        (parse_entry(payload) for payload in rows.iterator(chunk_size=BATCH)), initial_app_state
+    )
     return images_of_owner(ids=named, owner_id=owner_id)
 
 

@@ -92,6 +92,11 @@ urlpatterns = [
     path("sessions/<str:session_id>/approvals", writes.approval_view, name="studio-approval"),
     path("sessions/<str:session_id>/characters", writes.character_view, name="studio-character"),
     path(
+        "sessions/<str:session_id>/characters/look",
+        writes.character_look_view,
+        name="studio-character-look",
+    ),
+    path(
         "sessions/<str:session_id>/permission-mode",
         writes.permission_mode_view,
         name="studio-permission-mode",

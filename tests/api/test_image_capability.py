@@ -192,7 +192,16 @@ def _in_tool_arguments(lines: list[dict], image_id: str) -> list[dict]:
     return lines
 
 
-@pytest.mark.parametrize("poison", [_as_place_panel, _in_tool_arguments])
+def _as_initial_look(lines: list[dict], image_id: str) -> list[dict]:
+    """Only the header's initial state names her image: a character's look."""
+    characters = lines[0]["session"]["initial_app_state"]["characters"]
+    characters["猪猪侠"]["reference_image_id"] = image_id
+    return lines
+
+
+@pytest.mark.parametrize(
+    "poison", [_as_place_panel, _in_tool_arguments, _as_initial_look]
+)
 def test_her_id_in_any_field_that_holds_an_image_is_refused(alice, bob, hers, media, poison):
     _, her_image, her_path = hers
     lines = poison(without_records(exported(bob, drawn_session(bob, "Bob's"))), her_image)

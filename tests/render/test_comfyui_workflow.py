@@ -136,7 +136,7 @@ def test_a_node_without_class_type_is_refused_naming_it(tmp_path):
 def test_the_renderer_refuses_a_bad_workflow_at_construction_with_every_problem(tmp_path):
     workflow = bundled()
     del workflow["9"]
-    workflow["3"]["inputs"]["seed"] = "{{seed:Pig-Man}}"
+    workflow["3"]["inputs"]["seed"] = "{{lora:Pig-Man}}"
     path = write(tmp_path, workflow)
     with pytest.raises(ComfyUIWorkflowError) as refused:
         ComfyUIRenderer(url="http://127.0.0.1:8188", workflow_path=path)

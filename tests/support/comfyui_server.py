@@ -18,6 +18,11 @@ What it does is what issue 28 observed of a real ComfyUI:
   file ``<id>_00001_.png`` (the next free counter, as ComfyUI does). ``failures[id]`` makes
   the prompt fail at run time (``status_str: "error"`` with the exception).
   ``GET /view?filename=&subfolder=&type=output`` serves the file (404 when missing).
+* ``POST /upload/image`` (multipart: the file ``image``, ``type``, ``subfolder``,
+  ``overwrite``) puts a picture into the input folder and answers ``{"name", "subfolder",
+  "type"}``, renaming it ``name (1).ext`` when the name holds other bytes and overwrite is
+  not "true"; a ``LoadImage`` node's ``image`` must name a file there (else 400,
+  ``custom_validation_failed``). ``uploads`` holds every upload.
 * ``GET /ws?clientId=`` is a websocket that hears the run's ``execution_start``,
   ``executing``, ``progress {value, max}``, ``executed`` and ``execution_success`` /
   ``execution_error`` / ``execution_interrupted``.
@@ -55,10 +60,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.support.multipart import Part, form_fields, form_parts
+
 VERSION = "0.3.64"
 CHECKPOINTS = ("v1-5-pruned-emaonly.safetensors", "dreamshaper_8.safetensors")
 GATE_LIMIT = 10.0  # a run held at the gate never waits longer than this
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+INPUT_FILE = "INPUT_FILE"  # an input naming a file of the input folder
 
 # The node catalogue: each input's type (a tuple: a list of allowed values; "INT"/"FLOAT" with
 # bounds; a link type), and which nodes are outputs. As ComfyUI's own INPUT_TYPES say.
@@ -87,6 +95,9 @@ NODES: dict[str, dict[str, Any]] = {
         }
     },
     "VAEDecode": {"inputs": {"samples": "LATENT", "vae": "VAE"}},
+    "VAEEncode": {"inputs": {"pixels": "IMAGE", "vae": "VAE"}},
+    # Its ``image`` is a file of the input folder (LoadImage's VALIDATE_INPUTS).
+    "LoadImage": {"inputs": {"image": INPUT_FILE}},
     "SaveImage": {"inputs": {"images": "IMAGE", "filename_prefix": "STRING"}, "output": True},
     "PreviewImage": {"inputs": {"images": "IMAGE"}, "output": True},
 }
@@ -122,9 +133,21 @@ def png(seed: bytes, text: dict[str, str] | None = None, *, size: int = 8) -> by
 class FakeComfyUI:
     """The server's state; ``start`` serves it on 127.0.0.1 (``url``)."""
 
-    def __init__(self, output_dir: Path, *, workers: int = 1, run_seconds: float = 0.05):
+    def __init__(
+        self,
+        output_dir: Path,
+        *,
+        workers: int = 1,
+        run_seconds: float = 0.05,
+        input_dir: Path | None = None,
+    ):
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
+        # ComfyUI's input folder (uploads land here; LoadImage reads from it); a restart
+        # keeps it, like the output folder.
+        self.input_dir = Path(input_dir or self.output_dir.parent / "comfyui-input")
+        self.input_dir.mkdir(parents=True, exist_ok=True)
+        self.uploads: list[dict[str, Any]] = []  # every POST /upload/image, as ComfyUI read it
         self.workers = workers  # a real ComfyUI runs one prompt at a time
         self.run_seconds = run_seconds
         self.run_seconds_for: dict[str, float] = {}
@@ -247,7 +270,7 @@ class FakeComfyUI:
         prompt = body["prompt"]
         if not isinstance(prompt, dict):
             return 500, None
-        error, outputs, node_errors = validate(prompt)
+        error, outputs, node_errors = validate(prompt, input_file=self.input_file)
         if error is not None:
             return 400, {"error": error, "node_errors": node_errors}
         if self.crash_on_prompt:
@@ -294,6 +317,54 @@ class FakeComfyUI:
                 return json.loads(json.dumps(self._history))
             record = self._history.get(prompt_id)
             return {prompt_id: json.loads(json.dumps(record))} if record else {}
+
+    def upload_image(self, parts: list[Part]) -> tuple[int, Any]:
+        """``POST /upload/image`` as ComfyUI's ``image_upload`` does it: the file ``image``
+        goes into the input folder (``type`` input, the default; or temp, output) under
+        ``subfolder``. A name taken already: the same bytes are not written again and keep
+        the name; other bytes get ``name (1).ext``, ``name (2).ext``… unless ``overwrite``
+        is "true" or "1", which replaces the file. 400 without an image or for a path
+        outside the folder."""
+        fields = form_fields(parts)
+        image = fields.get("image")
+        record: dict[str, Any] = {k: v.text for k, v in fields.items() if v.filename is None}
+        self.uploads.append(record)
+        if image is None or image.filename is None or not image.filename:
+            return 400, None
+        kind = fields["type"].text if "type" in fields else "input"
+        root = {"input": self.input_dir, "output": self.output_dir}.get(kind)
+        if root is None:
+            return 400, None
+        subfolder = fields["subfolder"].text if "subfolder" in fields else ""
+        folder = (root / os.path.normpath(subfolder)).resolve()
+        filename = image.filename
+        path = (folder / filename).resolve()
+        if os.path.commonpath([path, root.resolve()]) != str(root.resolve()):
+            return 400, None
+        folder.mkdir(parents=True, exist_ok=True)
+        stem, extension = os.path.splitext(filename)
+        overwrite = fields["overwrite"].text if "overwrite" in fields else None
+        duplicate = False
+        if overwrite not in ("true", "1"):
+            number = 1
+            while path.exists():
+                if path.read_bytes() == image.data:  # compare_image_hash
+                    duplicate = True
+                    break
+                filename = f"{stem} ({number}){extension}"
+                path = folder / filename
+                number += 1
+        if not duplicate:
+            path.write_bytes(image.data)
+        record.update(name=filename, data=image.data, content_type=image.content_type)
+        return 200, {"name": filename, "subfolder": subfolder, "type": kind}
+
+    def input_file(self, name: str) -> Path | None:
+        """The input folder's file a LoadImage ``image`` names (``sub/name`` allowed)."""
+        if not name or name.startswith("/") or ".." in name:
+            return None
+        path = self.input_dir / name.removesuffix(" [input]")
+        return path if path.is_file() else None
 
     def view(self, query: dict[str, str]) -> tuple[int, bytes | None]:
         filename = query.get("filename")
@@ -496,8 +567,11 @@ class FakeComfyUI:
             sock.close()
 
 
-def validate(prompt: dict[str, Any]) -> tuple[dict | None, list[str], dict[str, Any]]:
-    """ComfyUI's ``validate_prompt``: (the error or None, the outputs to run, node_errors)."""
+def validate(
+    prompt: dict[str, Any], *, input_file: Any = None
+) -> tuple[dict | None, list[str], dict[str, Any]]:
+    """ComfyUI's ``validate_prompt``: (the error or None, the outputs to run, node_errors).
+    ``input_file(name)``: the input folder's file of that name, or None."""
     for node_id, node in prompt.items():
         if not isinstance(node, dict) or "class_type" not in node:
             return (
@@ -538,7 +612,7 @@ def validate(prompt: dict[str, Any]) -> tuple[dict | None, list[str], dict[str, 
     for output in outputs:
         bad = False
         for node_id in _ancestors(prompt, output):
-            errors = _input_errors(prompt, node_id)
+            errors = _input_errors(prompt, node_id, input_file)
             if errors:
                 bad = True
                 entry = node_errors.setdefault(
@@ -580,7 +654,7 @@ def _ancestors(prompt: dict[str, Any], node_id: str) -> list[str]:
     return seen
 
 
-def _input_errors(prompt: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
+def _input_errors(prompt: dict[str, Any], node_id: str, input_file: Any) -> list[dict[str, Any]]:
     node = prompt[node_id]
     inputs = node.get("inputs") or {}
     errors = []
@@ -590,6 +664,18 @@ def _input_errors(prompt: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
             errors.append(_error("required_input_missing", "Required input is missing", name))
             continue
         value = inputs[name]
+        if kind == INPUT_FILE:
+            found = input_file(value) if input_file and isinstance(value, str) else None
+            if found is None:
+                errors.append(
+                    {
+                        "type": "custom_validation_failed",
+                        "message": "Custom validation failed for node",
+                        "details": f"{name} - Invalid image file: {value}",
+                        "extra_info": info,
+                    }
+                )
+            continue
         if isinstance(kind, str) and kind.isupper() and kind != "STRING":  # a link
             if not (isinstance(value, list) and len(value) == 2 and value[0] in prompt):
                 errors.append(
@@ -748,6 +834,12 @@ class _Handler(BaseHTTPRequestHandler):
         fake.requests.append(("POST", path))
         fake.authorizations.append(self.headers.get("Authorization"))
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if path == "/upload/image":
+            parts = form_parts(self.headers.get("Content-Type", ""), raw)
+            status, answer = fake.upload_image(parts)
+            if answer is None:
+                return self._send(status, b"", "text/plain")
+            return self._json(status, answer)
         try:
             body: Any = json.loads(raw)
         except ValueError:
@@ -841,3 +933,15 @@ def comfyui(tmp_path) -> Iterator[FakeComfyUI]:
         yield server
     finally:
         server.stop()
+
+
+def reference_workflow(workflow: dict[str, Any], *, character: str) -> dict[str, Any]:
+    """An image-to-image variant of an SD-1.5 text-to-image workflow (core nodes only): the
+    reference picture (``{{reference_image}}``, a LoadImage) encoded as the sampler's latent,
+    denoised at 0.6, with ``character``'s own seed (``{{seed:<character>}}``)."""
+    flow = json.loads(json.dumps(workflow))
+    flow["10"] = {"class_type": "LoadImage", "inputs": {"image": "{{reference_image}}"}}
+    flow["11"] = {"class_type": "VAEEncode", "inputs": {"pixels": ["10", 0], "vae": ["4", 2]}}
+    sampler = flow["3"]["inputs"]
+    sampler.update(latent_image=["11", 0], denoise=0.6, seed="{{seed:" + character + "}}")
+    return flow

@@ -30,6 +30,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.support.multipart import Part, form_parts
+
 STEP_LIMIT = 5.0  # a simulated render never holds a test longer than this
 
 
@@ -120,10 +122,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body: Any = json.loads(raw)
-        except ValueError:
-            body = raw.decode("utf-8", "replace")
+        parts = form_parts(self.headers.get("Content-Type", ""), raw)
+        if parts:  # a form: its text fields as str, its files as Part (name, bytes, type)
+            body: Any = {p.name: p if p.filename is not None else p.text for p in parts}
+        else:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
         self._handle("POST", body)
 
     def _handle(self, method: str, body: Any) -> None:
@@ -153,11 +159,16 @@ def openai_error(message: str, *, type: str, param: str | None, code: str | None
 
 @dataclass
 class FakeOpenAIImages(_Server):
-    """``POST /v1/images/generations`` and ``GET /v1/models`` as OpenAI answers them.
+    """``POST /v1/images/generations``, ``POST /v1/images/edits`` and ``GET /v1/models`` as
+    OpenAI answers them.
 
     As the real API: a GPT image model refuses ``response_format`` (400 ``unknown_parameter``)
     and always answers ``b64_json``; a DALL·E model answers a ``url`` unless asked for
-    ``b64_json``. ``api_key`` set: any other bearer token gets 401."""
+    ``b64_json``. An edit is multipart form data (``model``, ``prompt``, ``image`` and the
+    generation's other fields): a GPT image model takes a PNG, JPEG or WebP ``image``;
+    ``dall-e-2`` (the default model) a square PNG with transparency; ``dall-e-3`` no edit
+    at all. A recorded edit's body has its text fields as str and its files as ``Part``.
+    ``api_key`` set: any other bearer token gets 401."""
 
     api_key: str | None = None
 
@@ -166,7 +177,10 @@ class FakeOpenAIImages(_Server):
         return f"{self.url}/v1"
 
     def renders(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path == "/v1/images/generations"]
+        return [r for r in self.requests if r.path in (GENERATIONS, EDITS)]
+
+    def edits(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path == EDITS]
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         if self.api_key is not None and self._token() != self.api_key:
@@ -178,7 +192,7 @@ class FakeOpenAIImages(_Server):
             )
         if (method, path) == ("GET", "/v1/models"):
             return 200, {"object": "list", "data": [{"id": "gpt-image-1", "object": "model"}]}
-        if (method, path) != ("POST", "/v1/images/generations"):
+        if method != "POST" or path not in (GENERATIONS, EDITS):
             return 404, openai_error(
                 f"Invalid URL ({method} {path})",
                 type="invalid_request_error",
@@ -195,6 +209,10 @@ class FakeOpenAIImages(_Server):
                 code="missing_required_parameter",
             )
         model = str(body.get("model") or "dall-e-2")
+        if path == EDITS:
+            refused = _edit_refusal(model, body)
+            if refused is not None:
+                return 400, refused
         b64 = body.get("response_format") == "b64_json"
         if model.startswith("gpt-image"):
             if "response_format" in body:
@@ -215,6 +233,66 @@ class FakeOpenAIImages(_Server):
 
     def _token(self) -> str:
         return self.requests[-1].headers.get("authorization", "").removeprefix("Bearer ")
+
+
+GENERATIONS = "/v1/images/generations"
+EDITS = "/v1/images/edits"
+EDIT_TYPES = ("image/png", "image/jpeg", "image/webp")
+
+
+def _edit_refusal(model: str, body: dict[str, Any]) -> dict | None:
+    """The 400 body OpenAI answers an edit it cannot make, or None when it can."""
+    image = body.get("image")
+    if not isinstance(image, Part):
+        return openai_error(
+            "Missing required parameter: 'image'.",
+            type="invalid_request_error",
+            param="image",
+            code="missing_required_parameter",
+        )
+    if model == "dall-e-3":
+        return openai_error(
+            "Invalid value: 'dall-e-3'. Supported values are: 'dall-e-2' and the GPT image "
+            "models.",
+            type="invalid_request_error",
+            param="model",
+            code="invalid_value",
+        )
+    kind = image.content_type or ""
+    if model.startswith("gpt-image") and kind not in EDIT_TYPES:
+        return openai_error(
+            f"Invalid file 'image': unsupported mimetype ('{kind}'). Supported file formats "
+            "are 'image/jpeg', 'image/png', and 'image/webp'.",
+            type="invalid_request_error",
+            param="image",
+            code="unsupported_file_mimetype",
+        )
+    if not model.startswith("gpt-image"):  # dall-e-2: a square RGBA PNG under 4 MB
+        head = image.data[:33]
+        if kind != "image/png" or not head.startswith(b"\x89PNG\r\n\x1a\n"):
+            return openai_error(
+                "Invalid input image - format must be a PNG.",
+                type="invalid_request_error",
+                param="image",
+                code=None,
+            )
+        width, height, _depth, colour = struct.unpack(">IIBB", head[16:26])
+        if width != height:
+            return openai_error(
+                "Invalid input image - image must be square.",
+                type="invalid_request_error",
+                param="image",
+                code=None,
+            )
+        if colour not in (0, 4, 6):  # L, LA, RGBA (PNG colour types)
+            mode = {2: "RGB", 3: "P"}.get(colour, str(colour))
+            return openai_error(
+                f"Invalid input image - format must be in ['RGBA', 'LA', 'L'], got {mode}.",
+                type="invalid_request_error",
+                param="image",
+                code=None,
+            )
+    return None
 
 
 # --- AUTOMATIC1111 ----------------------------------------------------------------------

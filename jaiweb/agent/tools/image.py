@@ -47,14 +47,15 @@ class GenerateImage(Tool):
     def run(self, ctx: ToolContext, args: ImageArgs) -> ToolOutput:
         params = {
             "prompt": args.prompt,
+            # Each character's state and look (its own seed, its reference picture; left
+            # out when unset): the key's parameters hash covers them, so a rewind past a
+            # change of look renders with the look of that point again.
             "characters": {
                 n: c.model_dump(mode="json") for n, c in ctx.app_state.characters.items()
             },
             # From the call's key: a repeat of this call asks for the same picture (the ledger
             # replays it), a regenerate (a new key) for a new one; the local renderer,
-            # ComfyUI and AUTOMATIC1111 draw with it. A character's own seed, once the state
-            # carries one, will travel inside "characters"; the local renderer's place for
-            # it is panel.variation.figure_seed.
+            # ComfyUI and AUTOMATIC1111 draw with it.
             "seed": render_seed(ctx.idempotency_key),
         }
         renderer = renderer_for_settings()

@@ -24,9 +24,11 @@ from jaiweb.render.backends.base import (
     BackendError,
     BackendPolicy,
     Progress,
+    ReferenceImage,
     RenderedImage,
     decode_base64_image,
     image_prompt,
+    panel_look_seed,
     server_place,
     server_said,
 )
@@ -34,6 +36,7 @@ from jaiweb.render.backends.base import (
 DEFAULT_NEGATIVE_PROMPT = "lowres, blurry, watermark, signature, jpeg artifacts"
 ERROR_KEYS = ("error", "detail", "errors")
 SEED_RANGE = 2**31
+LOOK_VARIATION = 0.3  # how far a panel strays from its character's own seed (0: not at all)
 
 
 def seed_for(params: dict[str, Any], key: str) -> int:
@@ -57,6 +60,7 @@ class A1111Renderer:
     name = "a1111"
     remote = True
     policy: BackendPolicy = "at_most_once"
+    uses_reference = False  # txt2img: a character's look reaches it as a seed only
 
     def __init__(
         self,
@@ -85,12 +89,26 @@ class A1111Renderer:
         )
 
     def request(self, params: dict[str, Any], *, key: str) -> dict[str, Any]:
-        """The txt2img body for these render parameters."""
+        """The txt2img body for these render parameters.
+
+        When a character of the panel has a seed of its own (its look; the first in the
+        order the prompt names them), that is the picture's seed and the panel's seed is
+        its variation seed (``subseed``, at ``LOOK_VARIATION``): panels of the character
+        stay near one picture, and a regenerate still draws another. A reference picture
+        is not used: txt2img has no place for one."""
         width, height = params.get("width"), params.get("height")
+        look = panel_look_seed(params)
+        seeds: dict[str, Any] = {"seed": seed_for(params, key)}
+        if look is not None:
+            seeds = {
+                "seed": look[1],
+                "subseed": seeds["seed"],
+                "subseed_strength": LOOK_VARIATION,
+            }
         return {
             "prompt": image_prompt(params),
             "negative_prompt": params.get("negative_prompt") or self.negative_prompt,
-            "seed": seed_for(params, key),
+            **seeds,
             "width": width if isinstance(width, int) else self.width,
             "height": height if isinstance(height, int) else self.height,
             "steps": self.steps,
@@ -101,7 +119,12 @@ class A1111Renderer:
         }
 
     def render(
-        self, params: dict[str, Any], *, key: str, progress: Progress | None = None
+        self,
+        params: dict[str, Any],
+        *,
+        key: str,
+        progress: Progress | None = None,
+        reference: ReferenceImage | None = None,
     ) -> RenderedImage:
         body = self.request(params, key=key)
         outcome: dict[str, Any] = {}

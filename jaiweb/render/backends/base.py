@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from jaiweb.render.panel.cast import look_of
+from jaiweb.render.panel.variation import own_seed
+
 BackendPolicy = Literal["idempotent", "at_most_once"]
 Progress = Callable[[int, int], None]  # progress(value, maximum)
 
@@ -32,16 +35,45 @@ class RenderedImage:
     extension: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReferenceImage:
+    """The picture a character's look names, read by the render service from its owner's
+    images for a backend that draws from a reference."""
+
+    character: str
+    image_id: str
+    content_type: str
+    data: bytes
+
+    @property
+    def extension(self) -> str:
+        return REFERENCE_TYPES.get(self.content_type, "bin")
+
+
+# What a reference may be for a backend that sends it on: the kinds image models read.
+REFERENCE_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
+
+
 class Renderer(Protocol):
     """One image backend. ``render`` raises (any exception, its message saying what went
-    wrong) when no picture came back; the render service stores that failure under the key."""
+    wrong) when no picture came back; the render service stores that failure under the key.
+
+    A backend with ``uses_reference`` draws from a character's reference picture and is
+    given it (``reference``) when the panel has one (``panel_reference``); the others never
+    are."""
 
     name: str
     policy: BackendPolicy
     remote: bool  # render() waits on another server (its wait costs this process no CPU)
+    uses_reference: bool
 
     def render(
-        self, params: dict[str, Any], *, key: str, progress: Progress | None = None
+        self,
+        params: dict[str, Any],
+        *,
+        key: str,
+        progress: Progress | None = None,
+        reference: ReferenceImage | None = None,
     ) -> RenderedImage: ...
 
     def describe(self) -> str: ...
@@ -64,6 +96,48 @@ def image_prompt(params: dict[str, Any]) -> str:
     )
     prompt = f"Comic book panel. {params.get('prompt', '')}".strip()
     return f"{prompt}\nCharacters: {described}" if described else prompt
+
+
+def cast_order(params: dict[str, Any]) -> list[str]:
+    """The characters of the render parameters in the order the panel's prompt first names
+    them (by name, or by an English name the local renderer knows them by); when it names
+    none of them, all of them in the state's order, as the local renderer then puts the
+    whole cast on stage."""
+    characters = params.get("characters")
+    if not isinstance(characters, dict):
+        return []
+    prompt = str(params.get("prompt", "")).casefold()
+    spots: dict[str, int] = {}
+    for name in characters:
+        found = [prompt.find(n.casefold()) for n in (name, *look_of(str(name)).aliases) if n]
+        if any(spot >= 0 for spot in found):
+            spots[name] = min(spot for spot in found if spot >= 0)
+    if not spots:
+        return list(characters)
+    return sorted(spots, key=lambda name: spots[name])
+
+
+def panel_reference(params: dict[str, Any]) -> tuple[str, str] | None:
+    """``(character, image id)``: the reference picture of the panel, that of the first
+    character in ``cast_order`` whose look has one; None when none has."""
+    characters = params.get("characters") or {}
+    for name in cast_order(params):
+        character = characters[name]
+        image = character.get("reference_image_id") if isinstance(character, dict) else None
+        if isinstance(image, str) and image:
+            return name, image
+    return None
+
+
+def panel_look_seed(params: dict[str, Any]) -> tuple[str, int] | None:
+    """``(character, seed)``: the own seed of the first character in ``cast_order`` whose
+    look has one; None when none has."""
+    characters = params.get("characters") or {}
+    for name in cast_order(params):
+        seed = own_seed(characters[name])
+        if seed is not None:
+            return name, seed
+    return None
 
 
 def server_place(url: str) -> str:

@@ -37,7 +37,13 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from jaiweb.render.backends.base import RenderedImage, image_prompt
+from jaiweb.render.backends.base import (
+    REFERENCE_TYPES,
+    ReferenceImage,
+    RenderedImage,
+    image_prompt,
+)
+from jaiweb.render.panel.variation import own_seed
 
 BUNDLED_WORKFLOW = Path(__file__).resolve().parent / "workflows" / "sd15-default.json"
 # The checkpoint the bundled workflow loads when none is configured: the file name that
@@ -48,7 +54,17 @@ DEFAULT_SIZE = 512  # SD-1.5 checkpoints are trained at 512 x 512
 MIN_SIZE, MAX_SIZE = 16, 16384  # what ComfyUI's EmptyLatentImage accepts
 MAX_SEED = 2**64 - 1
 OUTPUT_FOLDER = "jaiweb"
-PLACEHOLDERS = ("prompt", "negative_prompt", "seed", "width", "height", "checkpoint")
+PLACEHOLDERS = (
+    "prompt",
+    "negative_prompt",
+    "seed",
+    "width",
+    "height",
+    "checkpoint",
+    "reference_image",
+)
+# ``{{seed:<character>}}``: that character's own seed (its look), the panel's when it has none.
+CHARACTER_SEED = "seed:"
 PROBE_SECONDS = 2.0  # /healthz asks the backend within this
 MAX_REQUEUES = 3  # a prompt ComfyUI lost (a restart) is queued again this often at most
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -144,8 +160,9 @@ def _problems(path: Path, workflow: Any) -> list[str]:
             found = _PLACEHOLDER.findall(value)
             whole = _PLACEHOLDER.fullmatch(value.strip())
             for placeholder in found:
-                if placeholder not in PLACEHOLDERS:
-                    known = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
+                if not _known(placeholder):
+                    known = ", ".join(["{{" + p + "}}" for p in PLACEHOLDERS])
+                    known += ", {{seed:<character>}}"
                     problems.append(
                         f"{where}, input '{name}': unknown placeholder {{{{{placeholder}}}}} "
                         f"(known: {known})"
@@ -168,6 +185,30 @@ def _problems(path: Path, workflow: Any) -> list[str]:
             "prompt would never reach ComfyUI (put it in the positive CLIPTextEncode's text)"
         )
     return problems
+
+
+def _known(placeholder: str) -> bool:
+    if placeholder.startswith(CHARACTER_SEED):
+        return bool(placeholder.removeprefix(CHARACTER_SEED).strip())
+    return placeholder in PLACEHOLDERS
+
+
+def placeholders_in(workflow: dict[str, Any]) -> set[str]:
+    """The placeholders the workflow's inputs are (each input's whole value)."""
+    found = set()
+    for node in workflow.values():
+        inputs = node.get("inputs") if isinstance(node, dict) else None
+        for value in (inputs or {}).values() if isinstance(inputs, dict) else ():
+            whole = _PLACEHOLDER.fullmatch(value.strip()) if isinstance(value, str) else None
+            if whole:
+                found.add(whole.group(1))
+    return found
+
+
+def reference_upload_name(reference: ReferenceImage) -> str:
+    """The file name a reference picture is uploaded under: the same for the same image,
+    so uploading it again (``overwrite``) replaces it rather than piling up copies."""
+    return f"jaiweb-{reference.image_id}.{reference.extension}"
 
 
 def workflow_check(path: Path) -> list[str]:
@@ -250,6 +291,10 @@ class ComfyUIRenderer:
         if problems:
             raise ComfyUIWorkflowError(problems)
         self.workflow: dict[str, Any] = workflow
+        self.placeholders = placeholders_in(workflow)
+        # The render service reads a panel's reference picture for this backend only when
+        # the workflow has a place for it.
+        self.uses_reference = "reference_image" in self.placeholders
 
     @classmethod
     def from_settings(cls) -> ComfyUIRenderer:
@@ -299,27 +344,86 @@ class ComfyUIRenderer:
                 reason = f"ComfyUI at {self.url} answered {response.status_code} to GET {path}"
         return reason
 
-    def values(self, params: dict[str, Any], *, key: str) -> dict[str, Any]:
-        """What the placeholders are filled with for these render parameters."""
+    def values(
+        self, params: dict[str, Any], *, key: str, reference_name: str | None = None
+    ) -> dict[str, Any]:
+        """What the placeholders are filled with for these render parameters:
+        ``{{seed:<character>}}`` with that character's own seed (the panel's seed when it
+        has none), ``{{reference_image}}`` with the uploaded reference's name."""
         negative = params.get("negative_prompt")
-        return {
+        seed = _whole_number(params, "seed", seed_for(key), 0, MAX_SEED)
+        values: dict[str, Any] = {
             "prompt": image_prompt(params),
             "negative_prompt": negative if isinstance(negative, str) else DEFAULT_NEGATIVE,
-            "seed": _whole_number(params, "seed", seed_for(key), 0, MAX_SEED),
+            "seed": seed,
             "width": _whole_number(params, "width", DEFAULT_SIZE, MIN_SIZE, MAX_SIZE),
             "height": _whole_number(params, "height", DEFAULT_SIZE, MIN_SIZE, MAX_SIZE),
             "checkpoint": self.checkpoint,
         }
+        characters = params.get("characters")
+        characters = characters if isinstance(characters, dict) else {}
+        for placeholder in self.placeholders:
+            if placeholder.startswith(CHARACTER_SEED):
+                name = placeholder.removeprefix(CHARACTER_SEED).strip()
+                own = own_seed(characters.get(name))
+                values[placeholder] = seed if own is None else own
+        if reference_name is not None:
+            values["reference_image"] = reference_name
+        return values
 
     def render(
-        self, params: dict[str, Any], *, key: str, progress: Progress | None = None
+        self,
+        params: dict[str, Any],
+        *,
+        key: str,
+        progress: Progress | None = None,
+        reference: ReferenceImage | None = None,
     ) -> RenderedImage:
         prompt_id = prompt_id_for(key)
-        workflow = workflow_fill(
-            self.workflow, prompt_id=prompt_id, values=self.values(params, key=key)
-        )
         with self.client() as client:
+            uploaded = self._reference_uploaded(client, reference) if self.uses_reference else None
+            values = self.values(params, key=key, reference_name=uploaded)
+            workflow = workflow_fill(self.workflow, prompt_id=prompt_id, values=values)
             return _Render(self, client, prompt_id, progress).run(workflow)
+
+    def _reference_uploaded(self, client: httpx.Client, reference: ReferenceImage | None) -> str:
+        """Upload the panel's reference picture (``POST /upload/image`` into ComfyUI's input
+        folder, replacing an earlier upload of it) and give the name ComfyUI answers with,
+        which ``{{reference_image}}`` is filled with."""
+        where = f"{self.workflow_path}: {{{{reference_image}}}}"
+        if reference is None:
+            raise ComfyUIError(
+                f"the workflow takes a reference picture ({where}), and no character of this "
+                "panel has one: set a character's look from one of your panels first"
+            )
+        if reference.content_type not in REFERENCE_TYPES:
+            raise ComfyUIError(
+                f"the reference picture of {reference.character}'s look is "
+                f"{reference.content_type}, which ComfyUI's LoadImage cannot read (a panel "
+                "of the local renderer is SVG): set the look from a panel ComfyUI drew"
+            )
+        name = reference_upload_name(reference)
+        try:
+            response = client.post(
+                "/upload/image",
+                files={"image": (name, reference.data, reference.content_type)},
+                data={"type": "input", "overwrite": "true"},
+            )
+        except httpx.HTTPError as exc:  # before anything was queued: nothing ran
+            raise ComfyUIUnreachable(
+                f"ComfyUI at {self.url} is unreachable ({type(exc).__name__}: {exc})"
+            ) from exc
+        try:
+            answered = response.json().get("name") if response.status_code == 200 else None
+        except (ValueError, AttributeError):
+            answered = None
+        if not isinstance(answered, str) or not answered:
+            raise ComfyUIError(
+                f"ComfyUI at {self.url} did not take the reference picture of "
+                f"{reference.character}'s look: POST /upload/image answered "
+                f"{response.status_code} {response.text.strip()[:200]}"
+            )
+        return answered
 
 
 # --- one render ---------------------------------------------------------------------------

@@ -1,5 +1,10 @@
 """OpenAI Images (``POST /v1/images/generations``), or a server that speaks the same API.
 
+A panel with a reference picture (a character's look) is drawn with ``POST
+/v1/images/edits`` instead: the same fields as multipart form data, and the picture as
+``image``. The GPT image models and ``dall-e-2`` take edits; ``dall-e-3`` does not, and
+the server's refusal becomes the render's error.
+
 Requests are made as OpenAI documents them: the GPT image models (``gpt-image-1`` and
 its kin) always answer base64 and refuse a ``response_format``; the DALL·E models, and
 any other model a compatible server offers, are asked for ``response_format=b64_json``.
@@ -22,9 +27,11 @@ from django.conf import settings
 
 from jaiweb.render.backends.base import (
     PROBE_TIMEOUT,
+    REFERENCE_TYPES,
     BackendError,
     BackendPolicy,
     Progress,
+    ReferenceImage,
     RenderedImage,
     decode_base64_image,
     image_prompt,
@@ -43,11 +50,13 @@ def is_gpt_image(model: str) -> bool:
 
 
 class OpenAIImagesRenderer:
-    """One ``images.generate`` call per render, ``n=1``."""
+    """One ``images.generate`` call per render, ``n=1``; ``images.edit`` with the reference
+    picture when the panel has one."""
 
     name = "openai"
     remote = True
     policy: BackendPolicy = "at_most_once"
+    uses_reference = True
 
     def __init__(
         self,
@@ -79,7 +88,7 @@ class OpenAIImagesRenderer:
         )
 
     def request(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The body of the generations request for these render parameters."""
+        """The body of the generations (or edits) request for these render parameters."""
         body: dict[str, Any] = {"model": self.model, "prompt": image_prompt(params), "n": 1}
         if self.size:
             body["size"] = self.size
@@ -90,11 +99,31 @@ class OpenAIImagesRenderer:
         return body
 
     def render(
-        self, params: dict[str, Any], *, key: str, progress: Progress | None = None
+        self,
+        params: dict[str, Any],
+        *,
+        key: str,
+        progress: Progress | None = None,
+        reference: ReferenceImage | None = None,
     ) -> RenderedImage:
+        if reference is not None and reference.content_type not in REFERENCE_TYPES:
+            raise BackendError(
+                f"the reference picture of {reference.character}'s look is "
+                f"{reference.content_type}, and {self._server()} edits only PNG, JPEG or "
+                "WebP pictures (a panel of the local renderer is SVG): set the look from a "
+                "panel this backend drew"
+            )
         client = self._client()
         try:
-            answer = client.images.generate(**self.request(params))
+            if reference is None:
+                answer = client.images.generate(**self.request(params))
+            else:
+                picture = (
+                    f"{reference.image_id}.{reference.extension}",
+                    reference.data,
+                    reference.content_type,
+                )
+                answer = client.images.edit(image=picture, **self.request(params))
         except openai.APIStatusError as exc:
             said = server_said(exc.status_code, exc.response.content, keys=("error", "detail"))
             raise BackendError(f"{self._server()} refused the image request: {said}") from None

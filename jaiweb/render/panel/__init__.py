@@ -42,7 +42,15 @@ from jaiweb.render.panel.cast import (
 )
 from jaiweb.render.panel.script import Script, parse
 from jaiweb.render.panel.text import Fitted, attr, fit, text_block, xml
-from jaiweb.render.panel.variation import Dice, Frame, figure_seed, frame_for, panel_seed
+from jaiweb.render.panel.variation import (
+    LOOK_FIELDS,
+    Dice,
+    Frame,
+    figure_seed,
+    frame_for,
+    own_seed,
+    panel_seed,
+)
 
 WIDTH = 640
 BASE_HEIGHT = 400
@@ -116,15 +124,21 @@ def draw_panel(params: dict[str, Any]) -> str:
     dice = Dice(panel_seed(params))
     prompt = str(params.get("prompt", ""))
     raw_state = params.get("characters") or {}
+    # The look (a seed, a reference picture) is no part of what the figure shows or says.
     states = {
-        str(name): {k: str(v) for k, v in value.items() if isinstance(v, str | int | float)}
+        str(name): {
+            k: str(v)
+            for k, v in value.items()
+            if isinstance(v, str | int | float) and k not in LOOK_FIELDS
+        }
         for name, value in raw_state.items()
         if isinstance(value, dict)
     }
+    seeds = {str(name): own_seed(value) for name, value in raw_state.items()}
     script = parse(prompt)
     folded = f"{script.scene} {script.caption}".casefold()
     cast = _cast(script, states)
-    hero, opponent = _stage(cast, script, folded, dice)
+    hero, opponent = _stage(cast, script, folded, dice, seeds)
     frame = frame_for(dice, [_extent(m) for m in cast])
 
     caption_text = script.shown_caption
@@ -209,11 +223,17 @@ def _first_spot(text: str, name: str) -> int:
 
 
 def _stage(
-    cast: list[Member], script: Script, folded: str, dice: Dice
+    cast: list[Member],
+    script: Script,
+    folded: str,
+    dice: Dice,
+    seeds: dict[str, int | None] | None = None,
 ) -> tuple[Member | None, Member | None]:
     """Pick the hero and the opponent, give everyone a pose, and place them. The seed
     (``dice``) moves each figure a step from its place and picks the way it strikes its
-    pose; who stands where and faces whom stays what the scene says."""
+    pose, unless the character has a seed of its own (``seeds``), which then picks it;
+    who stands where and faces whom stays what the scene says."""
+    seeds = seeds or {}
     if not cast:
         return None, None
     speakers = [name for name, _ in script.speech]
@@ -227,7 +247,8 @@ def _stage(
         opponent = next((m for m in others if _after_versus(folded, m)), others[0])
     hero.alone = len(cast) == 1
     for member in cast:
-        variant = Dice(figure_seed(dice.seed, member.name)).number("pose", 0, VARIANTS - 1)
+        own = seeds.get(member.name)
+        variant = Dice(figure_seed(dice.seed, member.name, own)).number("pose", 0, VARIANTS - 1)
         member.pose = dataclasses.replace(_pose(member, hero, opponent, folded), variant=variant)
     order = [m for m in cast if m is not opponent]
     if opponent is not None:

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 SEED_LIMIT = 2**32
+# A character's look in the render parameters' ``characters`` (journal.appstate's
+# LOOK_FIELDS; the render service plays an outside server and reads no journal module).
+LOOK_FIELDS = ("seed", "reference_image_id")
 T = TypeVar("T")
 
 
@@ -31,13 +34,35 @@ def panel_seed(params: dict[str, Any]) -> int:
     return seed
 
 
-def figure_seed(seed: int, name: str) -> int:
-    """The seed one figure's pose varies with: the panel's, told apart by the figure's name
-    so that two figures of one panel vary on their own.
-
-    This is the place for a character's own seed (a look that stays the same from panel to
-    panel): once the app state carries one, it replaces the panel's here."""
+def figure_seed(seed: int, name: str, own: int | None = None) -> int:
+    """The seed one figure's pose varies with: the character's own seed when it has one (its
+    look: the same pose from panel to panel), else the panel's, told apart by the figure's
+    name so that two figures of one panel vary on their own."""
+    if own is not None:
+        return own
     return Dice(seed).number(f"figure:{name}", 0, SEED_LIMIT - 1)
+
+
+def own_seed(character: Any) -> int | None:
+    """A character's own seed from its state in the render parameters, None when it has
+    none (or one out of range, which the app state never holds)."""
+    seed = character.get("seed") if isinstance(character, dict) else None
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
+        return None
+    return seed
+
+
+def figure_seed_of(params: dict[str, Any], name: str) -> int | None:
+    """The seed the figure of ``name`` varied with in the panel drawn from ``params``; None
+    for parameters with no seed (a picture that came with an import)."""
+    characters = params.get("characters")
+    own = own_seed(characters.get(name) if isinstance(characters, dict) else None)
+    if own is not None:
+        return own
+    try:
+        return figure_seed(panel_seed(params), name) if "seed" in params else None
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

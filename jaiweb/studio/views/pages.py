@@ -98,7 +98,12 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
         strip = strip_view(rows, before=before, session=session)
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
-    return render(request, "studio/strip/panels.html", {"session": session, "strip": strip})
+    characters = characters_of(app_state_at(session=session, rows=rows))
+    return render(
+        request,
+        "studio/strip/panels.html",
+        {"session": session, "strip": strip, "characters": characters},
+    )
 
 
 @login_required

@@ -16,6 +16,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from jaiweb.render.selectors import image_look_seed
 from jaiweb.sessions.commands import (
     approval_decide,
     character_set,
@@ -179,6 +180,30 @@ def character_view(request: HttpRequest, session_id: str) -> HttpResponse:
             session=session,
             name=request.POST.get("name", ""),
             fields=fields,
+            expected_leaf_id=request.POST.get("expected_leaf_id") or None,
+        )
+    except StoreError as exc:
+        return _refusal(request, session, exc)
+    return _done(request, session)
+
+
+@login_required
+@require_POST
+def character_look_view(request: HttpRequest, session_id: str) -> HttpResponse:
+    """"Use as <name>'s look" on a panel: the panel becomes the character's reference
+    picture, and the seed its figure was drawn with there becomes the character's own (a
+    picture no render drew, an import, leaves the seed as it is). An app_state entry like
+    any hand edit: it costs nothing and rolls back with a rewind. An image that is not the
+    session owner's is refused (422) and nothing is written."""
+    session = own_session(request, session_id, write=True)
+    name = request.POST.get("name", "").strip()
+    image_id = request.POST.get("image_id", "")
+    seed = image_look_seed(image_id=image_id, owner_id=session.owner_id, name=name)
+    try:
+        character_set(
+            session=session,
+            name=name,
+            fields={"reference_image_id": image_id, "seed": seed},
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
     except StoreError as exc:
