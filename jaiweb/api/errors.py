@@ -120,6 +120,8 @@ def install_error_handlers(api: NinjaAPI) -> None:
         # The status is the refusal's own (``StoreError.http_status``); the body adds
         # what a client needs to act on it.
         status = exc.http_status
+        if isinstance(exc, ImageNotYours):  # a 404 that names the field it refuses
+            return error_response(api, request, status, exc.code, str(exc), field=exc.field)
         if status == 404:
             detail = next((d for cls, d in NOT_FOUND.items() if isinstance(exc, cls)), "not found")
             return error_response(api, request, 404, "not_found", detail)
@@ -130,8 +132,6 @@ def install_error_handlers(api: NinjaAPI) -> None:
         if isinstance(exc, PromptRateLimited):
             retry = {"Retry-After": str(max(1, exc.retry_after))}
             return error_response(api, request, status, exc.code, str(exc), headers=retry)
-        if isinstance(exc, ImageNotYours):
-            return error_response(api, request, status, exc.code, str(exc), field=exc.field)
         return error_response(api, request, status, exc.code, str(exc))
 
     def on_unknown_entry(request: HttpRequest, exc: UnknownEntry) -> HttpResponse:

@@ -410,7 +410,7 @@ class CharacterIn(BodyIn):
         default=None,
         pattern=IMAGE_ID_PATTERN,
         description="the character's reference picture (its look): one of the session "
-        "owner's images, else refused (422 image_not_yours, naming this field)",
+        "owner's images, else refused (404 image_not_yours, naming this field)",
     )
     expected_leaf_id: Id | None = Field(
         default=None, description="the leaf the caller saw; refused (409) when it moved"

@@ -65,7 +65,7 @@ def list_sessions(request: HttpRequest):
 
 @router.post(
     "/sessions",
-    response={201: SessionOut, 403: ErrorOut, 422: ErrorOut, **E413, **E401},
+    response={201: SessionOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut, **E413, **E401},
     openapi_extra=links(201, **session_links(NEW_SESSION)),
 )
 def create_session(request: HttpRequest, body: SessionCreateIn):

@@ -85,6 +85,7 @@ class ImageNotYours(InvalidEntry):
     image at all: the two are told apart for no one)."""
 
     code = "image_not_yours"
+    http_status = 404  # another user's data reads like no data at all
 
     def __init__(self, field: str, image_id: str):
         self.field = field

@@ -1,6 +1,7 @@
 """A character's look through the API: POST /sessions/{id}/characters takes a seed and a
-reference picture, which must be one of the session owner's images (else 422 naming the
-field, nothing written); so must a new session's initial state."""
+reference picture, which must be one of the session owner's images (else 404 naming the
+field, as for any id that is not the caller's, and nothing written); so must a new
+session's initial state."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_another_users_picture_is_refused_naming_the_field_and_nothing_is_writte
             f"/sessions/{session.id}/characters",
             {"name": "猪猪侠", "reference_image_id": image_id},
         )
-        assert answer.status_code == 422
+        assert answer.status_code == 404  # like any id that is not the caller's
         assert answer.json()["code"] == "image_not_yours"
         assert answer.json()["field"] == "reference_image_id"
         assert image_id in answer.json()["detail"]
@@ -69,7 +70,7 @@ def test_a_new_sessions_initial_look_must_be_the_owners_picture(as_alice, alice,
     state = {"characters": {"猪猪侠": {"reference_image_id": panel_of(bob, "k_bob")}}}
     before = ComicSession.objects.count()
     answer = as_alice.post("/sessions", {"title": "looks", "initial_app_state": state})
-    assert answer.status_code == 422
+    assert answer.status_code == 404
     assert answer.json()["field"] == "initial_app_state.characters.猪猪侠.reference_image_id"
     assert ComicSession.objects.count() == before
     state["characters"]["猪猪侠"]["reference_image_id"] = panel_of(alice, "k_alice")
