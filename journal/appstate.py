@@ -8,10 +8,11 @@ pure, so the store checks what it is given against the same model the agent read
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -25,6 +26,18 @@ from journal.jsonvalues import Text, check_json
 # An image id as the session file writes one (``journal.session_file`` uses this pattern).
 IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 SEED_LIMIT = 2**32  # a character's seed is an int from 0 to SEED_LIMIT - 1
+
+
+def _whole(value: Any) -> Any:
+    """A JSON number with no fraction (``46.0``) as the integer it is, as JSON Schema reads
+    it; anything else is left for the strict check (so ``"7"`` and ``true`` are no seed)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+# A seed: a whole JSON number from 0 to SEED_LIMIT - 1.
+Seed = Annotated[int, Field(ge=0, lt=SEED_LIMIT, strict=True), BeforeValidator(_whole)]
 # A character's look: what keeps it the same from panel to panel. Unset, neither is written.
 LOOK_FIELDS = ("seed", "reference_image_id")
 
@@ -45,7 +58,7 @@ class Character(BaseModel):
     buff: Text = "无"
     skill: Text = "无"
     mood: Text = "平静"
-    seed: int | None = Field(default=None, ge=0, lt=SEED_LIMIT, strict=True)
+    seed: Seed | None = None
     reference_image_id: str | None = Field(default=None, pattern=IMAGE_ID_PATTERN)
 
     @model_serializer(mode="wrap")

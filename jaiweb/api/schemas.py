@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from jaiweb.agent.tools.character import max_length
-from journal.appstate import IMAGE_ID_PATTERN, SEED_LIMIT, AppState
+from journal.appstate import IMAGE_ID_PATTERN, AppState, Seed
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
 from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
 from journal.records import Record
@@ -399,11 +399,8 @@ class CharacterIn(BodyIn):
     buff: Text | None = _character_field("buff")
     skill: Text | None = _character_field("skill")
     mood: Text | None = _character_field("mood")
-    seed: int | None = Field(
-        default=None,
-        strict=True,  # a whole JSON number: "7" is no seed
-        ge=0,
-        lt=SEED_LIMIT,
+    seed: Seed | None = Field(
+        default=None,  # a whole JSON number (46.0 too): "7" is no seed
         description="the character's own seed (its look): the backends draw it with this",
     )
     reference_image_id: str | None = Field(

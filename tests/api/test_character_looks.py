@@ -76,3 +76,16 @@ def test_a_new_sessions_initial_look_must_be_the_owners_picture(as_alice, alice,
     state["characters"]["猪猪侠"]["reference_image_id"] = panel_of(alice, "k_alice")
     answer = as_alice.post("/sessions", {"title": "looks", "initial_app_state": state})
     assert answer.status_code == 201
+
+
+def test_a_seed_written_as_a_whole_json_number_is_that_seed(as_alice, session):
+    """JSON Schema reads 46.0 as an integer, so the server does too (the fuzzing gate sent
+    it and got a 422); "7" and 46.5 stay refused."""
+    answer = as_alice.post(f"/sessions/{session.id}/characters", {"name": "猪猪侠", "seed": 46.0})
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["app_state"]["characters"]["猪猪侠"]["seed"] == 46
+    for bad in ("7", 46.5, True):
+        answer = as_alice.post(
+            f"/sessions/{session.id}/characters", {"name": "猪猪侠", "seed": bad}
+        )
+        assert answer.status_code == 422 and answer.json()["field"] == "seed"
