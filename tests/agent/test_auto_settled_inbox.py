@@ -31,7 +31,7 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
 from tests.support.children import studio
-from tests.support.stories import STORY, STORY_SHAPE
+from tests.support.stories import STORY, STORY_SHAPE, entry_kinds
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -134,18 +134,6 @@ def auto_session(alice):
     return session_create(owner=alice, title="openai crash", initial_app_state=state)
 
 
-def kinds(session) -> list[str]:
-    out = []
-    for row in Entry.objects.filter(session=session).order_by("seq"):
-        e = row.to_journal()
-        if e.type == "message":
-            m = e.message
-            out.append(f"tool_result:{m.tool_name}" if m.role == "tool_result" else m.role)
-        else:
-            out.append(e.type)
-    return out
-
-
 def crash_at(point: str, op: str, env: dict) -> None:
     first = studio(connection.settings_dict, env={**env, "JAIWEB_CRASH_AT": point})
     try:
@@ -194,7 +182,7 @@ def test_a_render_stored_before_the_crash_settles_itself(
         second.stop()
 
     assert Operation.objects.get(pk=op).outcome == "completed"
-    assert kinds(auto_session) == STORY_SHAPE
+    assert entry_kinds(auto_session) == STORY_SHAPE
     assert images.generations == 1  # never asked to draw again
     assert LedgerEntry.objects.filter(kind="charge").count() == 1
     [resolved] = [r for r in operation_records(operation_id=op) if r.type == "tool_resolved"]
@@ -254,7 +242,7 @@ def test_a_crash_before_anything_was_stored_waits_for_a_person(
     finally:
         second.stop()
     assert Operation.objects.get(pk=op).outcome == "completed"
-    assert kinds(auto_session) == STORY_SHAPE
+    assert entry_kinds(auto_session) == STORY_SHAPE
     assert images.generations == 1 and LedgerEntry.objects.filter(kind="charge").count() == 1
     [resolved] = [r for r in operation_records(operation_id=op) if r.type == "tool_resolved"]
     assert resolved.resolved_by == "admin" and resolved.by == "root"

@@ -55,7 +55,7 @@ from tests.support import comfyui_server
 from tests.support.children import studio
 from tests.support.comfyui_server import FakeComfyUI
 from tests.support.comfyui_server import comfyui as comfyui  # the fixture
-from tests.support.stories import STORY, STORY_SHAPE
+from tests.support.stories import STORY, STORY_SHAPE, entry_kinds
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,18 +85,6 @@ def env(tmp_path, comfyui: FakeComfyUI, monkeypatch) -> dict[str, str]:
 def auto_session(alice):
     state = {**DEFAULT_STATE, "permission_mode": "auto"}
     return session_create(owner=alice, title="comfyui crash", initial_app_state=state)
-
-
-def kinds(session) -> list[str]:
-    out = []
-    for row in Entry.objects.filter(session=session).order_by("seq"):
-        e = row.to_journal()
-        if e.type == "message":
-            m = e.message
-            out.append(f"tool_result:{m.tool_name}" if m.role == "tool_result" else m.role)
-        else:
-            out.append(e.type)
-    return out
 
 
 def dispatches(op: str) -> list:
@@ -228,7 +216,7 @@ def test_a_crash_on_comfyui_renders_once_charges_once_and_completes(
 
     operation = Operation.objects.get(pk=op)
     assert operation.outcome == "completed"
-    assert kinds(auto_session) == STORY_SHAPE
+    assert entry_kinds(auto_session) == STORY_SHAPE
     assert [t.dispatch_attempt for t in dispatches(op)] == [1, 2]  # the same key, again
 
     # exactly one charge, under the call's key

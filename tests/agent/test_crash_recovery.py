@@ -19,24 +19,12 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
 from tests.support.children import studio
-from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP, STORY, STORY_SHAPE
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP, STORY, STORY_SHAPE, entry_kinds
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CRASH_FREE_SHAPE = STORY_SHAPE
-
-
-def kinds(session) -> list[str]:
-    out = []
-    for row in Entry.objects.filter(session=session).order_by("seq"):
-        e = row.to_journal()
-        if e.type == "message":
-            m = e.message
-            out.append(f"tool_result:{m.tool_name}" if m.role == "tool_result" else m.role)
-        else:
-            out.append(e.type)
-    return out
 
 
 @pytest.fixture
@@ -99,7 +87,7 @@ def test_a_crash_at_each_point_recovers_to_the_crash_free_shape(point, auto_sess
         second.stop()
 
     assert Operation.objects.get(pk=op).outcome == "completed"
-    shape = kinds(auto_session)
+    shape = entry_kinds(auto_session)
     if point == "after_input_entry":
         # queued before the first model call, the input joins at that first step boundary
         assert shape == ["user", "user", "assistant", "tool_result:generate_image", "assistant"]
@@ -195,7 +183,7 @@ def test_publish_panel_crashes_post_at_most_once(point, auto_session, env, admin
         }
     else:
         assert [r.resolved_by for r in resolved] == (["admin"] if point == "after_t1" else [])
-    assert kinds(auto_session)[-3:] == ["assistant", "tool_result:publish_panel", "assistant"]
+    assert entry_kinds(auto_session)[-3:] == ["assistant", "tool_result:publish_panel", "assistant"]
     call_command("journal_check", stdout=open("/dev/null", "w"))  # noqa: SIM115
 
 
@@ -221,7 +209,7 @@ def test_sigkill_while_paused_inside_the_render_charges_once(auto_session, env, 
         wait_until(lambda: Operation.objects.get(pk=op).outcome is not None, 60, "the run")
     finally:
         second.stop()
-    assert kinds(auto_session) == CRASH_FREE_SHAPE
+    assert entry_kinds(auto_session) == CRASH_FREE_SHAPE
     assert LedgerEntry.objects.filter(kind="charge").count() == 1
     t1s = [
         r
@@ -274,7 +262,7 @@ def test_a_restart_asks_a_pending_approval_again_unless_it_was_decided(
     types = [r.type for r in operation_records(operation_id=op)]
     assert types.count("approval_requested") == (1 if decided_while_down else 2)
     assert types.count("approval_decided") == 1
-    assert kinds(session) == CRASH_FREE_SHAPE
+    assert entry_kinds(session) == CRASH_FREE_SHAPE
     assert LedgerEntry.objects.filter(kind="charge").count() == 1
 
 
@@ -338,7 +326,7 @@ def test_a_crash_in_the_finishing_move_of_the_whole_story(point, auto_session, e
     assert Operation.objects.get(pk=op).outcome == "completed"
     auto_session.refresh_from_db()
     branch = branch_get(session=auto_session)
-    shape = kinds(auto_session)
+    shape = entry_kinds(auto_session)
     assert shape[-5:] == [
         "branch",
         "user",
