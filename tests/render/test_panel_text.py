@@ -61,3 +61,13 @@ def test_the_script_round_trips_in_both_languages():
     assert parse("just a scene") == Script("just a scene")
     assert parse("just a scene").shown_caption == "just a scene"
     assert parse("GG Bond says: hi there\nCaption: x").speech == (("GG Bond", "hi there"),)
+
+
+def test_the_script_names_who_acts_and_who_it_is_done_to_in_both_languages():
+    for lang in ("en", "zh"):
+        script = Script("in the ring", actor="Pig-Man", target="Super-Strong-Man")
+        prompt = compose(script.scene, lang=lang, actor=script.actor, target=script.target)
+        assert parse(prompt) == script
+    assert parse("Target:   Teacher   Muddle").target == "Teacher Muddle"
+    assert parse("Target:").scene == "Target:"  # an empty role line is scene text
+    assert compose("a hill") == "a hill"  # no roles, no lines

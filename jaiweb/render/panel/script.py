@@ -4,7 +4,9 @@ A prompt is lines of text. A line ``Caption: …`` (or ``Narration:``, ``旁白�
 ``字幕：``) is the caption box; a line ``<name> says: …`` (or ``<name>说：…``, also
 shouts / asks / 喊 / 问) is a speech bubble for that character; every other line is the
 scene, which says what the panel shows. Without a caption line, the scene is the
-caption. It stays readable as an ordinary image prompt, so any backend can take it.
+caption. A line ``Actor: <name>`` (``主角：``) names who does the panel's action and a
+line ``Target: <name>`` (``对象：``) who it is done to, so a renderer need not guess them
+from the scene's words. It stays readable as an ordinary image prompt, so any backend can take it.
 
 The offline director writes its prompts with ``compose``; the local renderer reads any
 prompt with ``parse`` (a model's free-text prompt is all scene).
@@ -21,6 +23,9 @@ SPEECH_LINE = re.compile(
     r"(?:says|said|shouts|yells|asks|cries|说道|说|喊道|大喊|喊|叫道|问道|问)\s*[:：]\s*(?P<text>.*)$",
     re.I,
 )
+ACTOR_LINE = re.compile(r"^\s*(?:actor|主角)\s*[:：]\s*(.*)$", re.I)
+TARGET_LINE = re.compile(r"^\s*(?:target|对象)\s*[:：]\s*(.*)$", re.I)
+ROLE_KEYS = {"en": ("Actor: ", "Target: "), "zh": ("主角：", "对象：")}
 QUOTES = "\"'“”‘’「」『』"
 
 
@@ -29,6 +34,8 @@ class Script:
     scene: str = ""
     caption: str = ""  # empty: the scene is the caption
     speech: tuple[tuple[str, str], ...] = field(default=())  # (speaker, words), in order
+    actor: str = ""  # who does the action; empty: not said
+    target: str = ""  # who the action is done to; empty: not said
 
     @property
     def shown_caption(self) -> str:
@@ -39,8 +46,13 @@ def parse(prompt: str) -> Script:
     scene: list[str] = []
     caption: list[str] = []
     speech: list[tuple[str, str]] = []
+    roles = {"actor": "", "target": ""}
     for line in prompt.splitlines():
         if not line.strip():
+            continue
+        role = _role_line(line)
+        if role:
+            roles[role[0]] = role[1]
             continue
         said = CAPTION_LINE.match(line)
         if said:
@@ -51,15 +63,34 @@ def parse(prompt: str) -> Script:
             speech.append((said.group("name").strip(), said.group("text").strip().strip(QUOTES)))
             continue
         scene.append(line.strip())
-    return Script(" ".join(scene), " ".join(c for c in caption if c), tuple(speech))
+    return Script(" ".join(scene), " ".join(c for c in caption if c), tuple(speech), **roles)
+
+
+def _role_line(line: str) -> tuple[str, str] | None:
+    """The role (``actor`` or ``target``) and name a line gives, or None for another line."""
+    for role, pattern in (("actor", ACTOR_LINE), ("target", TARGET_LINE)):
+        named = pattern.match(line)
+        if named and named.group(1).strip():
+            return role, " ".join(named.group(1).split())
+    return None
 
 
 def compose(
-    scene: str, caption: str = "", speech: tuple[tuple[str, str], ...] = (), *, lang: str = "en"
+    scene: str,
+    caption: str = "",
+    speech: tuple[tuple[str, str], ...] = (),
+    *,
+    lang: str = "en",
+    actor: str = "",
+    target: str = "",
 ) -> str:
     """The prompt for this script, its keys in ``lang`` (``zh`` or ``en``); ``parse`` of it
     gives the script back (each part on one line)."""
     lines = [" ".join(scene.split())]
+    keys = ROLE_KEYS["zh" if lang == "zh" else "en"]
+    for key, name in zip(keys, (actor, target), strict=True):
+        if name.strip():
+            lines.append(f"{key}{' '.join(name.split())}")
     if caption:
         one = " ".join(caption.split())
         lines.append(f"旁白：{one}" if lang == "zh" else f"Caption: {one}")
