@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,6 +12,7 @@ from django.utils import timezone
 
 from jaiweb.accounts.models import ApiToken
 from jaiweb.render.services import wallet_get_or_create
+from jaiweb.store.digests import token_digest
 
 TOKEN_PREFIX = "jai_"
 # last_used_at is a hint for its owner, not an audit log: one write a minute per token at most.
@@ -27,10 +27,6 @@ def account_create(*, username: str, password: str):
     return user
 
 
-def token_hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
 def api_token_create(*, user: Any, name: str, now: datetime | None = None) -> tuple[ApiToken, str]:
     """A new token and its secret; the secret is shown once and never stored."""
     name = name.strip()
@@ -41,7 +37,7 @@ def api_token_create(*, user: Any, name: str, now: datetime | None = None) -> tu
         user=user,
         name=name,
         prefix=secret[: len(TOKEN_PREFIX) + 6],
-        token_hash=token_hash(secret),
+        token_hash=token_digest(secret),
         created_at=now or timezone.now(),
     )
     return token, secret
@@ -61,7 +57,7 @@ def api_token_authenticate(*, secret: str, now: datetime | None = None) -> Any |
         return None
     token = (
         ApiToken.objects.select_related("user")
-        .filter(token_hash=token_hash(secret), revoked_at__isnull=True, user__is_active=True)
+        .filter(token_hash=token_digest(secret), revoked_at__isnull=True, user__is_active=True)
         .first()
     )
     if token is None:

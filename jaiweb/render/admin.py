@@ -21,23 +21,11 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from jaiweb.readonly_admin import ReadOnlyAdmin
 from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
 from jaiweb.render.services import credits_grant
 
 GRANT_PERMISSION = "render.add_ledgerentry"  # a grant is a new ledger entry
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Lists and detail pages only: no add, change or delete."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(RenderJob)

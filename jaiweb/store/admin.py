@@ -8,20 +8,8 @@ from django.contrib import admin
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from jaiweb.readonly_admin import ReadOnlyAdmin
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Lists and detail pages only: no add, change or delete."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 def pretty_payload(obj) -> str:

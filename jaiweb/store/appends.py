@@ -33,12 +33,6 @@ from journal.entries import Entry as JournalEntry
 from journal.records import OperationFinished
 from journal.records import Record as JournalRecord
 
-
-def db_datetime(value: datetime) -> Any:
-    """A datetime as the ORM itself would store it (raw SQL must not use another format)."""
-    return connection.ops.adapt_datetimefield_value(value)
-
-
 _IDLE = (
     " AND NOT EXISTS (SELECT 1 FROM store_operation o"
     " WHERE o.session_id = %(sid)s AND o.outcome IS NULL)"

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from jaiweb.store.digests import token_digest
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.models import ComicSession, ShareLink
 from jaiweb.store.selectors import entry_exists, session_get
@@ -23,10 +24,6 @@ class Share:
     leaf_id: str
     created_at: datetime
     revoked_at: datetime | None
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _out(link: ShareLink) -> Share:
@@ -44,7 +41,10 @@ def share_link_create(
         raise UnknownEntry(leaf or "")
     token = secrets.token_urlsafe(TOKEN_BYTES)
     link = ShareLink.objects.create(
-        session=session, leaf_id=leaf, token_sha256=_digest(token), created_at=now or timezone.now()
+        session=session,
+        leaf_id=leaf,
+        token_sha256=token_digest(token),
+        created_at=now or timezone.now(),
     )
     return _out(link), token
 
@@ -76,7 +76,7 @@ def share_link_open(*, token: str) -> tuple[ComicSession, str]:
         raise ShareLinkNotFound()
     link = (
         ShareLink.objects.select_related("session")
-        .filter(token_sha256=_digest(token), revoked_at__isnull=True, session__deleting=False)
+        .filter(token_sha256=token_digest(token), revoked_at__isnull=True, session__deleting=False)
         .first()
     )
     if link is None:

@@ -31,10 +31,6 @@ class Command:
     word: str  # the command word as typed
 
 
-def is_command_line(line: str) -> bool:
-    return COMMAND_LINE.match(line) is not None
-
-
 def parse(text: str) -> tuple[list[Command], str]:
     """The command lines in order, and the scene text (the other lines, joined by spaces)."""
     commands: list[Command] = []
