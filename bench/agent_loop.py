@@ -1,7 +1,7 @@
 """The agent loop with the offline director and the local renderer: time per tool step,
 the share of journal writes, and those writes beside the same rows committed by the raw
 driver (the floor); panels per second of the renderer and of the render service. What
-each figure means: docs/PERFORMANCE.md ("The agent loop").
+each figure means: docs/PERFORMANCE.md ("Journal writes of one operation").
 
     .venv/bin/python bench/agent_loop.py --prompts 20            # SQLite (+ PostgreSQL if named)
 """
@@ -22,6 +22,7 @@ from bench.common import (  # noqa: E402
     Scratch,
     bench_main,
     describe_database,
+    figure,
     load,
     pg_connect,
     scratch_django,
@@ -554,6 +555,14 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
         f"({rows:g} rows); the same rows through the raw driver, one transaction of bare "
         f"INSERTs per write, right after each operation (the floor): {floor:.2f} ms = "
         f"{parts['writes'] / floor:.2f}x; {load()}"
+    )
+    figure(
+        "journal writes of one operation",
+        parts["writes"],
+        floor,
+        unit="ms",
+        floor_name="the same rows as bare INSERTs",
+        backend=backend,
     )
     print(
         f"    the whole operation ({total:.2f} ms) / its bare commits: {total / floor:.1f}x; "

@@ -1,7 +1,7 @@
 """A watcher's catch-up read on a renderer thread: what opening a connection for each one
 costs (the commit before issue 17 closed it around every render: CONN_MAX_AGE=0), beside
 a connection the renderer keeps (SQLite since issue 17). CPU time of this process, per
-read, medians of 5 runs of 200; docs/PERFORMANCE.md ("Load").
+read, medians of 5 runs of 200; docs/PERFORMANCE.md ("CPU per operation under load").
 
     .venv/bin/python bench/catch_up_read.py          # SQLite (+ PostgreSQL if named)
 """

@@ -414,3 +414,46 @@ def ratio_line(name: str, value: float, floor: float, target: float | None, unit
     return (
         f"{name}: {value:.3f} {unit} / floor {floor:.3f} {unit} = {ratio:.2f}x{verdict}; {load()}"
     )
+
+
+# --- the figures table ------------------------------------------------------------------
+
+FIGURES_ENV = "JAIWEB_BENCH_FIGURES"
+
+
+def figure(
+    name: str,
+    value: float,
+    floor: float,
+    *,
+    unit: str,
+    floor_name: str,
+    backend: str = "",
+    target: float | None = None,
+) -> None:
+    """Keep one headline figure beside its floor for docs/PERFORMANCE.md's table.
+
+    ``bench/figures.py`` (``./dev bench``) names a file in ``JAIWEB_BENCH_FIGURES``; each
+    call appends a JSON line there with the bench, the load and the commit, and the table
+    is written from those lines. Without the variable nothing is kept: the bench's own
+    printout is unchanged."""
+    path = os.environ.get(FIGURES_ENV)
+    if not path:
+        return
+    import json
+
+    line = {
+        "bench": Path(sys.argv[0]).name,
+        "name": name,
+        "backend": backend,
+        "value": value,
+        "floor": floor,
+        "unit": unit,
+        "floor_name": floor_name,
+        "ratio": value / floor if floor else None,
+        "target": target,
+        "load": os.getloadavg()[0],
+        "commit": _git(),
+    }
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")

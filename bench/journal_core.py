@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import header, load, ratio_line, timed
+from bench.common import figure, header, load, ratio_line, timed
 from journal.context import derive_messages
 from journal.entries import (
     AppStateEntry,
@@ -126,6 +126,14 @@ def main() -> None:
         runs.append((ours, floor))
     t, t_floor = (statistics.median(r[i] for r in runs) for i in (0, 1))
     print(ratio_line("replay, 100,000 entries / dict fold", t * 1e3, t_floor * 1e3, 3))
+    figure(
+        "replay of 100,000 entries",
+        t * 1e3,
+        t_floor * 1e3,
+        unit="ms",
+        floor_name="a dict fold of the same entries",
+        target=3,
+    )
     t_step = timed(lambda: _replay_stepwise(big, INITIAL, T0), 3)
     print(
         f"  the same entries folded with apply_entry one by one (replay before e268d59): "

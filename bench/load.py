@@ -1,6 +1,7 @@
 """Load: K concurrent sessions, 2 live watchers each, on the embedded studio (SQLite) and
 on a 2+2 cluster (PostgreSQL + Redis). It asserts nothing; errors are counted and must
-be 0. What each figure means and the last run's: docs/PERFORMANCE.md ("Load").
+be 0. What each figure means and the last run's: docs/PERFORMANCE.md ("CPU per
+operation under load").
 
     .venv/bin/python bench/load.py --setup embedded
     JAIWEB_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/jaiweb_bench_load \
@@ -27,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import (  # noqa: E402
+    figure,
     header,
     load,
     parser,
@@ -1084,9 +1086,28 @@ def main() -> None:
             names = ["web-1", "web-2", "runner-1", "runner-2"]
             rows += [("cluster", s, names) for s in run_cluster(args)]
     print_summary(rows)
+    keep_cpu_growth(rows)
     total = sum(s.error_count for _, s, _ in rows)
     print(f"\n  errors over the whole run: {total}" + ("" if not total else "  (must be 0)"))
     print(f"  (whole run {time.monotonic() - started:.0f} s; {load()} at the end)")
+
+
+def keep_cpu_growth(rows: list[tuple[str, Step, list[str]]]) -> None:
+    """Keep each setup's CPU per operation at its largest K beside the same at K = 1."""
+    for setup in ("embedded", "cluster"):
+        steps = {s.k: (s, names) for kind, s, names in rows if kind == setup}
+        top = max(steps, default=1)
+        if 1 not in steps or top == 1:
+            continue
+        figure(
+            f"CPU per operation, {top} busy sessions ({setup})",
+            cpu_per_op(*steps[top]) * 1e3,
+            cpu_per_op(*steps[1]) * 1e3,
+            unit="ms",
+            floor_name="the same with 1 busy session",
+            backend="SQLite" if setup == "embedded" else "PostgreSQL + Redis",
+            target=1.3,
+        )
 
 
 def cpu_per_op(step: Step, names: list[str]) -> float:

@@ -5,7 +5,7 @@ Prints the chat's time from accepted to finished with the renders running, besid
 floor (the same chat on the same studio with nothing else running), and checks that every
 render ran exactly once on the server (none was taken over while it ran) and was charged
 once. The ComfyUI is the tests' loopback server (tests/support/comfyui_server.py), which
-sleeps for the render time. docs/PERFORMANCE.md ("Long renders").
+sleeps for the render time. docs/PERFORMANCE.md ("A chat during long renders").
 
     .venv/bin/python bench/long_renders.py                # 10 renders of 30 s
     .venv/bin/python bench/long_renders.py --renders 4 --seconds 5
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import header, parser, scratch_django  # noqa: E402
+from bench.common import figure, header, parser, scratch_django  # noqa: E402
 
 
 def wait(predicate, timeout: float, what: str, every: float = 0.02):
@@ -129,6 +129,13 @@ def run(args, scratch, server) -> None:
         f"{statistics.median(during):.3f} s, max {max(during):.3f} s  {during}"
     )
     print(f"renders: runs on the server per key {runs}; charges {charges} (expected {len(ops)})")
+    figure(
+        f"a chat prompt while {args.renders} renders of {args.seconds:g} s run",
+        statistics.median(during),
+        statistics.median(floor),
+        unit="s",
+        floor_name="the same chat with nothing else running",
+    )
     if runs != [1] * len(ops) or charges != len(ops):
         raise SystemExit("a render ran twice or was charged twice")
 

@@ -1,6 +1,6 @@
 """Start-up recovery: a restarted ``runagents`` after 100,000 finished and 1,000
 unfinished operations, time to its first resumed step (<= 2 s) and until all 1,000 are
-finished, and where its start-up time goes. docs/PERFORMANCE.md ("Recovery").
+finished, and where its start-up time goes. docs/PERFORMANCE.md ("Recovery after a restart").
 
     .venv/bin/python bench/recovery.py                 # SQLite (+ PostgreSQL if named)
 """
@@ -25,6 +25,7 @@ from bench.common import (  # noqa: E402
     Scratch,
     bench_main,
     describe_database,
+    figure,
     load,
     pg_connect,
     scratch_django,
@@ -103,8 +104,8 @@ def _bench(backend: str, args: argparse.Namespace, scratch: Scratch) -> None:
     if not gone:  # the runner would wait out the leases instead of taking them over
         raise SystemExit(f"bench/recovery.py: {dead!r} does not look like a dead runner here")
     built = _build(args)
-    _probe_startup(built, args.runner_root)
-    _measure(backend, args, built, scratch)
+    start_up = _probe_startup(built, args.runner_root)
+    _measure(backend, args, built, scratch, start_up)
 
 
 # --- the workload -------------------------------------------------------------------
@@ -410,7 +411,9 @@ def _run_runner(command, root, env, lines, stderr, poller, base_id, total, cap, 
     return first_step, all_done, left, parked, marks, now, proc.returncode
 
 
-def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scratch) -> None:
+def _measure(
+    backend: str, args: argparse.Namespace, built: dict, scratch: Scratch, start_up: float
+) -> None:
     from django.db import connections
 
     connections.close_all()
@@ -457,6 +460,15 @@ def _measure(backend: str, args: argparse.Namespace, built: dict, scratch: Scrat
     print(
         f"  time to the first resumed step: {at(first_step)}   (target <= 2 s) {verdict}; {load()}"
     )
+    if first_step is not None:
+        figure(
+            f"recovery: first resumed step ({total:,} unfinished operations)",
+            first_step,
+            start_up,
+            unit="s",
+            floor_name="a process doing what runagents does before its first claim",
+            backend=backend,
+        )
     quarter = ", ".join(f"{int(s * 100)}% at {t:.2f} s" for s, t in sorted(marks.items()))
     if all_done is not None:
         print(f"  all {total:,} unfinished operations finished at {all_done:.3f} s ({quarter})")
@@ -513,7 +525,7 @@ def _trials(args, roots, command, env, poller, built, total) -> int:
     return poller.poll()[0]
 
 
-def _probe_startup(built: dict, root: str) -> None:
+def _probe_startup(built: dict, root: str) -> float:
     """What runagents does before its first claim, timed step by step in a process of its own;
     the dead holder's leases are put back after, so the runner then finds them as left."""
     from django.db import connections
@@ -546,6 +558,7 @@ def _probe_startup(built: dict, root: str) -> None:
     for name, took in zip(names, got["steps"], strict=True):
         print(f"    {name:<70} {took * 1e3:6.0f} ms")
     print(f"    {'in all':<70} {total * 1e3:6.0f} ms")
+    return total
 
 
 # --- the default run: one child per backend -------------------------------------------

@@ -6,7 +6,7 @@ Each thread repeats: a little Python (the work a step does between writes), `BEG
 IMMEDIATE` as transaction.atomic() sends it, one `INSERT` of a 300-byte row, `COMMIT`. The
 file is in WAL mode with `synchronous=FULL`, as settings configure the product's. Printed:
 transactions a second and the wait at `BEGIN` (p50 / p99), medians of --runs runs, the two
-backends alternating run by run; docs/PERFORMANCE.md ("Writers in turn on SQLite").
+backends alternating run by run; docs/PERFORMANCE.md ("SQLite writers").
 
     .venv/bin/python bench/sqlite_writers.py
     .venv/bin/python bench/sqlite_writers.py --sqlite-dir /dev/shm     # no fsync: the CPU's
@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import header, load, parser, sqlite_scratch_dir  # noqa: E402
+from bench.common import figure, header, load, parser, sqlite_scratch_dir  # noqa: E402
 
 SHIPPED, DJANGO = "jaiweb.store.sqlite", "django.db.backends.sqlite3"
 ROW = "x" * 300
@@ -133,6 +133,13 @@ def main() -> None:
                 r[0] for r in figures[DJANGO]
             )
             print(f"  {'':>7}  shipped / floor: {ratio:.2f}x the transactions a second; {load()}")
+            figure(
+                f"SQLite write transactions a second, {threads} threads",
+                statistics.median(r[0] for r in figures[SHIPPED]),
+                statistics.median(r[0] for r in figures[DJANGO]),
+                unit="tx/s (more is better)",
+                floor_name="Django's own SQLite backend",
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,6 +1,6 @@
 """The Django store on SQLite and PostgreSQL: a durable append beside a raw driver
 INSERT + COMMIT, the active branch at depth 10,000 of a 100,000-entry session, bytes on
-disk per entry. What each figure means: docs/PERFORMANCE.md ("The store").
+disk per entry. What each figure means: docs/PERFORMANCE.md ("Durable append").
 
     .venv/bin/python bench/store.py              # SQLite on disk, SQLite on tmpfs, PostgreSQL
     JAIWEB_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/jaiweb_bench_store \
@@ -31,6 +31,7 @@ from bench.common import (  # noqa: E402
     bench_main,
     default_passes,
     describe_database,
+    figure,
     fs_type,
     load,
     pg_connect,
@@ -365,6 +366,15 @@ def _appends(backend: str, args: argparse.Namespace, scratch: Scratch, owner) ->
             + ratio_line(
                 "entry_append / raw " + raw_name, t_product / n * 1e3, t_raw / n * 1e3, 1.5
             )
+        )
+        figure(
+            f"durable append, {mode}",
+            t_product / n * 1e3,
+            t_raw / n * 1e3,
+            unit="ms",
+            floor_name="raw " + raw_name,
+            backend=backend,
+            target=1.5,
         )
         per_run = ", ".join(f"{p / r:.2f}x" for p, r in zip(product_times, raw_times, strict=True))
         print(f"    ratio per run: {per_run}")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from pydantic import TypeAdapter  # noqa: E402
 
-from bench.common import header, load, timed  # noqa: E402
+from bench.common import figure, header, load, timed  # noqa: E402
 from journal.entries import (  # noqa: E402
     AppStateEntry,
     AssistantMessage,
@@ -250,6 +250,13 @@ def main() -> None:
         f"  timeline(): {t_fold * 1000:.0f} ms = {t_fold / t_floor:.0f}x a dict fold of the "
         f"entries' ids and parents ({t_floor * 1000:.1f} ms, the floor); "
         f"timeline_data + json.dumps: {t_json * 1000:.0f} ms"
+    )
+    figure(
+        f"timeline fold of {len(parsed):,} entries",
+        t_fold * 1000,
+        t_floor * 1000,
+        unit="ms",
+        floor_name="a dict of the entries' ids and parents",
     )
     raw = data_text.encode()
     print(

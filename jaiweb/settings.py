@@ -304,8 +304,8 @@ DATABASES = {
 
 # PostgreSQL: each process draws its connections from a pool of at most this many
 # (psycopg_pool) instead of opening one per thread that touches the database, Django's
-# default: a bounded number per process, and no connection set-up (4–5 ms of the
-# server's CPU) per request. A thread waits up to 10 s for a free one. 0: no pool.
+# default: a bounded number per process, and no connection set-up (the server's CPU)
+# per request. A thread waits up to 10 s for a free one. 0: no pool.
 JAIWEB_DB_POOL = env_int("JAIWEB_DB_POOL", 20, min=0)
 
 

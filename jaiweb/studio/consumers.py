@@ -128,7 +128,7 @@ STREAM_MARK = "<!--stream-->"  # between the regions and the stream in a pass's 
 # the watcher even when the burst's last event was lost (a full channel drops messages).
 QUIET_SECONDS = 1.5
 # At most one catch-up per watcher this often: a run's journal facts come in bursts (a
-# dozen in 150 ms with the offline director), and each pass re-renders every region.
+# dozen within a blink with the offline director), and each pass re-renders every region.
 # The first fact of a burst is rendered at once, the rest together at the end of it.
 CATCH_UP_INTERVAL = 0.2
 # ... and further apart on a process catching up many sessions at once: a run's facts come

@@ -59,7 +59,7 @@ class PublishPanel(Tool):
             "Content-Type": "application/json",
             HEADER: sign(settings.JAIWEB_FEED_SECRET, body),
         }
-        import httpx  # here, not at the top: ~80 ms (its CLI's rich and click) of every start
+        import httpx  # here, not at the top: its import (rich, click) slows every start
 
         try:
             response = httpx.post(feed_url(), content=body, headers=headers, timeout=10.0)

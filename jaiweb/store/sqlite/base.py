@@ -1,13 +1,13 @@
 """Django's SQLite backend, with a process's writers queued on a lock.
 
 SQLite lets one transaction write at a time. A connection that finds the file locked
-waits in SQLite's busy handler, which sleeps 1, 2, 5, 10, … 100 ms between tries: the
-lock is often free long before the sleeper looks again, and a few writers sleep through
-many turns. With the runner's threads and the web's writing at once, that gave the
-embedded studio's operations a tail of up to a second at 10 busy sessions (the
-throughput is the CPU's either way: docs/PERFORMANCE.md). So the threads of one process take
-turns on a `threading.Lock` around `BEGIN IMMEDIATE … COMMIT` instead: a waiter wakes
-the moment the writer before it is done. Other processes on the same file (`runagents`
+waits in SQLite's busy handler, which sleeps longer and longer between tries: the lock
+is often free long before the sleeper looks again, and a few writers sleep through many
+turns. With the runner's threads and the web's writing at once, that gave the embedded
+studio's operations a long tail under load (docs/PERFORMANCE.md, "SQLite writers").
+So the threads of one process take turns on a `threading.Lock` around
+`BEGIN IMMEDIATE … COMMIT` instead: a waiter wakes the moment the writer before it is
+done. Other processes on the same file (`runagents`
 beside `daphne`) still meet SQLite's lock and its busy handler, as before.
 
 A thread that waits longer than the configured `timeout` goes on to `BEGIN IMMEDIATE`

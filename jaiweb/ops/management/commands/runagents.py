@@ -14,8 +14,8 @@ from jaiweb.ops.startup import refuse_a_broken_image_backend
 class Command(BaseCommand):
     help = "Recover unfinished operations, then claim and run accepted ones until stopped."
     # Django's system checks load the URLconf (every view, the API and its schemas) and
-    # walk every model and admin: 130-200 ms of a restart, for a process that serves no
-    # URL. `manage.py check` and the test suite run them.
+    # walk every model and admin, a noticeable share of a restart, for a process that
+    # serves no URL. `manage.py check` and the test suite run them.
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):

@@ -48,8 +48,8 @@ def format_url(host: str, port: int) -> str:
 class Command(BaseCommand):
     help = "Serve the studio with daphne in this process (the embedded mode)."
     # Django's system checks walk every model, admin and URL pattern before the first
-    # line: 130-200 ms of every start (and of every restart a crash test makes), for
-    # mistakes `manage.py check` and the test suite catch.
+    # line, a noticeable share of every start (and of every restart a crash test makes),
+    # for mistakes `manage.py check` and the test suite catch.
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
