@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from django.db import connection
+
 from jaiweb.store.models import Entry
 from journal.entries import Entry as JournalEntry
 from journal.entries import entry_to_dict
@@ -46,3 +48,18 @@ def entry_rows(session_id: str, entries: list[JournalEntry]) -> Iterator[Entry]:
             chain=chain,
             chain_pos=pos,
         )
+
+
+def chain_last_rows(*, session_id: str, chains: list[int]) -> list[tuple[int, int, int]]:
+    """(chain, last chain_pos, its seq) of each chain: each chain's last row by one
+    backward index search (an aggregate would read the chains whole), in one statement."""
+    if not chains:
+        return []
+    one = (
+        "SELECT * FROM (SELECT chain, chain_pos, seq FROM store_entry WHERE session_id = %s"
+        " AND chain = %s ORDER BY chain_pos DESC LIMIT 1) AS c{}"
+    )
+    sql = " UNION ALL ".join(one.format(i) for i in range(len(chains)))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [v for chain in chains for v in (session_id, chain)])
+        return [tuple(row) for row in cursor.fetchall()]

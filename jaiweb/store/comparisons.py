@@ -19,6 +19,32 @@ from journal.branches import (
 )
 from journal.errors import UnknownEntry
 
+_UP_SQL = """
+    WITH RECURSIVE up(leaf, entry_id, parent_id, depth) AS (
+        SELECT entry_id, entry_id, parent_id, 0 FROM store_entry
+         WHERE session_id = %s AND entry_id IN ({marks})
+        UNION ALL
+        SELECT up.leaf, e.entry_id, e.parent_id, up.depth + 1
+          FROM up JOIN store_entry e ON e.session_id = %s AND e.entry_id = up.parent_id
+         WHERE up.depth < %s
+    )
+    SELECT up.leaf, up.depth, e.seq FROM up
+      JOIN store_entry e ON e.session_id = %s AND e.entry_id = up.entry_id
+     WHERE e.type = 'message'"""
+
+
+def messages_above(
+    *, session_id: str, node_ids: list[str], reach: int
+) -> list[tuple[str, int, int]]:
+    """(node, steps up, seq) of every message entry at most ``reach`` entries up from
+    each node, the node itself included: one recursive walk for all the nodes."""
+    marks = ", ".join(["%s"] * len(node_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _UP_SQL.format(marks=marks), [session_id, *node_ids, session_id, reach, session_id]
+        )
+        return [tuple(row) for row in cursor.fetchall()]
+
 
 @dataclass(frozen=True, slots=True)
 class StoredComparison:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import Max, Q
 
+from jaiweb.store.comparisons import messages_above
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows
@@ -169,20 +169,6 @@ class BranchEnd:
 PROMPT_REACH = 64  # entries walked up from a branch end to find its last prompt
 
 
-_UP_SQL = """
-    WITH RECURSIVE up(leaf, entry_id, parent_id, depth) AS (
-        SELECT entry_id, entry_id, parent_id, 0 FROM store_entry
-         WHERE session_id = %s AND entry_id IN ({marks})
-        UNION ALL
-        SELECT up.leaf, e.entry_id, e.parent_id, up.depth + 1
-          FROM up JOIN store_entry e ON e.session_id = %s AND e.entry_id = up.parent_id
-         WHERE up.depth < %s
-    )
-    SELECT up.leaf, up.depth, e.seq FROM up
-      JOIN store_entry e ON e.session_id = %s AND e.entry_id = up.entry_id
-     WHERE e.type = 'message'"""
-
-
 def last_prompts(*, session: ComicSession, node_ids: list[str]) -> dict[str, str]:
     """Each node's branch named by its last prompt (brief): the nearest user message at
     most PROMPT_REACH entries up from it, "" when none is that near. Two queries for all
@@ -190,12 +176,7 @@ def last_prompts(*, session: ComicSession, node_ids: list[str]) -> dict[str, str
     ids = list(dict.fromkeys(node_ids))
     if not ids:
         return {}
-    marks = ", ".join(["%s"] * len(ids))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _UP_SQL.format(marks=marks), [session.id, *ids, session.id, PROMPT_REACH, session.id]
-        )
-        found = cursor.fetchall()  # (node, steps up, seq) of every message on the way
+    found = messages_above(session_id=session.id, node_ids=ids, reach=PROMPT_REACH)
     prompts = dict(
         Entry.objects.filter(
             session=session, seq__in={seq for _, _, seq in found}, payload__message__role="user"

@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from django.db import connection
 from django.db.models import Max, Q
 
+from jaiweb.store.chains import chain_last_rows
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
@@ -529,17 +529,9 @@ def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
 
 
 def _chain_ends(session: ComicSession, chains: list[int]) -> dict[int, int]:
-    """The last position of each chain as the session was read (``_known``): each chain's
-    last row by one backward index search (an aggregate would read the chains whole), in
-    one statement; a chain that grew since (a run going on) is asked again."""
-    one = (
-        "SELECT * FROM (SELECT chain, chain_pos, seq FROM store_entry WHERE session_id = %s"
-        " AND chain = %s ORDER BY chain_pos DESC LIMIT 1) AS c{}"
-    )
-    sql = " UNION ALL ".join(one.format(i) for i in range(len(chains)))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [v for chain in chains for v in (session.id, chain)])
-        found = cursor.fetchall()
+    """The last position of each chain as the session was read (``_known``); a chain that
+    grew since (a run going on) is asked again."""
+    found = chain_last_rows(session_id=session.id, chains=chains)
     known, ends, grown = _known(session), {}, []
     for chain, last, seq in found:
         if seq <= known:
