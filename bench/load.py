@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import (  # noqa: E402
@@ -39,7 +41,6 @@ from bench.common import (  # noqa: E402
 )
 from bench.webtools import StudioChild, percentile  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 STATE = {
     "characters": {"猪猪侠": {"buff": "无", "skill": "无", "mood": "平静"}},
     "permission_mode": "auto",
@@ -88,46 +89,32 @@ def prompt_text(session: int, op: int) -> str:
 # --- CPU ---------------------------------------------------------------------------------
 
 
-def proc_stat(pid: int) -> list[str] | None:
-    """The fields of /proc/<pid>/stat after the command name (field 3 is index 0)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
 def cpu_seconds(pid: int, children: bool = False) -> float | None:
     """utime + stime of a process (all its threads); with ``children``, of the children it
     has waited for too (cutime + cstime)."""
-    fields = proc_stat(pid)
-    if fields is None:
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return None
-    ticks = int(fields[11]) + int(fields[12])
-    if children:
-        ticks += int(fields[13]) + int(fields[14])
-    return ticks / CLK_TCK
+    spent = times.user + times.system
+    return spent + times.children_user + times.children_system if children else spent
 
 
 def kernel_seconds(pid: int) -> float | None:
     """stime alone: the part of ``cpu_seconds`` spent in the kernel (sockets, futexes)."""
-    fields = proc_stat(pid)
-    return None if fields is None else int(fields[12]) / CLK_TCK
+    try:
+        return psutil.Process(pid).cpu_times().system
+    except psutil.Error:
+        return None
 
 
 def processes_named(comm: str) -> list[tuple[int, int]]:
     """(pid, ppid) of every process whose command name is ``comm``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name = text[text.find("(") + 1 : text.rfind(")")]
-        if name == comm:
-            found.append((int(entry.name), int(text.rsplit(")", 1)[1].split()[1])))
-    return found
+    return [
+        (p.info["pid"], p.info["ppid"])
+        for p in psutil.process_iter(["pid", "ppid", "name"])
+        if p.info["name"] == comm
+    ]
 
 
 def postgres_cpu() -> float | None:
@@ -151,11 +138,14 @@ def redis_cpu() -> float | None:
     return sum(cpu_seconds(pid) or 0.0 for pid, _ in procs) if procs else None
 
 
-def machine_ticks() -> tuple[int, int]:
-    """(busy, total) jiffies of all cores, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    total = sum(values[:8])  # user … steal (guest time is inside user)
+def machine_cpu() -> tuple[int, int]:
+    """(busy, total) CPU seconds of all cores since boot."""
+    times = psutil.cpu_times()
+    idle = times.idle + times.iowait
+    total = sum(
+        getattr(times, f)
+        for f in ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    )
     return total - idle, total
 
 
@@ -174,7 +164,7 @@ class CpuProbe:
             snap["redis"] = redis_cpu()
         t = os.times()
         snap["load generator"] = t.user + t.system
-        snap["_machine"] = machine_ticks()
+        snap["_machine"] = machine_cpu()
         return snap
 
     @staticmethod
@@ -1004,9 +994,9 @@ def all_cpu() -> dict[int, tuple[float, str]]:
 
 def other_load(seconds: float = 2.0) -> str:
     """What else is using the CPU over the next ``seconds`` (a test suite, another bench)."""
-    before, machine0 = all_cpu(), machine_ticks()
+    before, machine0 = all_cpu(), machine_cpu()
     time.sleep(seconds)
-    after, machine1 = all_cpu(), machine_ticks()
+    after, machine1 = all_cpu(), machine_cpu()
     busy = (machine1[0] - machine0[0]) / max(machine1[1] - machine0[1], 1)
     used = sorted(
         ((after[p][0] - before[p][0], after[p][1]) for p in after if p in before),

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import header, load, parser  # noqa: E402
@@ -42,8 +44,8 @@ def first_line(root: str, env: dict, args: list[str], prefix: str) -> tuple[floa
         for line in proc.stdout:
             if line.startswith(prefix):
                 wall = time.monotonic() - start
-                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-                cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                times = psutil.Process(proc.pid).cpu_times()
+                cpu = times.user + times.system
                 break
     finally:
         proc.terminate()

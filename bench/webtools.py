@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 ROOT = Path(__file__).resolve().parents[1]
 LISTENING = "jaiweb studio listening on "
 MODEL = "bench-model"
@@ -313,9 +315,8 @@ class StudioChild:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the studio process so far (all its threads)."""
-        stat = Path(f"/proc/{self.pid}/stat").read_text()
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        times = psutil.Process(self.pid).cpu_times()
+        return times.user + times.system
 
     def stop(self) -> None:
         if self.process.poll() is None:

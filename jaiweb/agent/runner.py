@@ -73,7 +73,11 @@ HOST = _host()
 
 
 def _start_ticks(pid: int) -> str | None:
-    """When a process started (Linux clock ticks since boot): tells a reused pid apart."""
+    """When a process started (Linux clock ticks since boot): tells a reused pid apart.
+
+    Read from /proc rather than psutil: psutil gives seconds since the epoch, derived
+    from the boot time, and the leases runners wrote name the ticks; comparing one form
+    with the other would judge a live runner dead."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:

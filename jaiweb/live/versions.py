@@ -16,9 +16,10 @@ from __future__ import annotations
 import itertools
 import secrets
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from cachetools import LRUCache
 
 # The kinds of fact. ``session``: anything about the session, so every region.
 FACT_KINDS = ("session", "entry", "app_state", "operation", "wallet")
@@ -43,7 +44,7 @@ _SEEN_SIZE = 8192  # other processes' bumps applied here, for applying each once
 _lock = threading.Lock()
 _counts: dict[str, dict[str, int]] = {}
 _numbered: dict[str, tuple[str, int]] = {}  # session id -> (sink, the last number it gave)
-_seen: OrderedDict[str, None] = OrderedDict()
+_seen: LRUCache[str, None] = LRUCache(_SEEN_SIZE)
 _numbers = itertools.count(1)
 
 
@@ -85,11 +86,9 @@ def change_observe(*, session_id: str, change: Any) -> bool:
         return True  # bumped here already, before it was sent
     with _lock:
         if change_id in _seen:
-            _seen.move_to_end(change_id)
+            _seen[change_id] = None  # a hit keeps it among the recent
             return True
         _seen[change_id] = None
-        while len(_seen) > _SEEN_SIZE:
-            _seen.popitem(last=False)
         _add(session_id, [f for f in facts if f in FACT_KINDS])
     return True
 

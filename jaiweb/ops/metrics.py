@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
-from pathlib import Path
 
+import psutil
 from django.db import connection
 from django.db.models import Count, F, Min, Q, Sum
 from django.utils import timezone
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from jaiweb.ops.watchers import open_websockets
 from jaiweb.render.models import LedgerEntry
@@ -26,66 +27,7 @@ from jaiweb.studio.pass_counts import pass_counts
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OUTCOMES = ("completed", "failed", "aborted", "interrupted")
-
-_IMPORTED_AT = time.time()
-
-
-def process_start_time() -> float:
-    """When this process started (Unix time): from /proc on Linux, else this module's import."""
-    try:
-        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
-        boot = next(
-            int(line.split()[1])
-            for line in Path("/proc/stat").read_text().splitlines()
-            if line.startswith("btime ")
-        )
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return _IMPORTED_AT
-
-
-_STARTED_AT = process_start_time()
-
-
-def _escape_label(value: object) -> str:
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _number(value: float | int | None) -> str:
-    if value is None:
-        return "NaN"
-    if isinstance(value, int):
-        return str(value)
-    return repr(float(value))
-
-
-class Exposition:
-    """Builds the text: one HELP and TYPE line per metric, then its samples."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def metric(
-        self,
-        name: str,
-        kind: str,
-        help_text: str,
-        samples: Iterable[tuple[dict[str, object], float | int | None]],
-    ) -> None:
-        self.lines.append(f"# HELP {name} {_escape_help(help_text)}")
-        self.lines.append(f"# TYPE {name} {kind}")
-        for labels, value in samples:
-            label_text = ",".join(f'{k}="{_escape_label(v)}"' for k, v in labels.items())
-            self.lines.append(
-                f"{name}{{{label_text}}} {_number(value)}" if labels else f"{name} {_number(value)}"
-            )
-
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
+_STARTED_AT = psutil.Process().create_time()
 
 
 def journal_figures(now=None) -> dict:
@@ -144,21 +86,73 @@ def journal_figures(now=None) -> dict:
 
 
 def exposition(*, layer: str) -> str:
-    began = time.perf_counter()
-    f = journal_figures()
-    query_seconds = time.perf_counter() - began
-    out = Exposition()
-    out.metric(
-        "jaiweb_operations",
-        "gauge",
-        "Operations stored, by state: running = unfinished and not parked (claimed, or "
-        "waiting for a runner); parked = unfinished, in the recovery inbox; the others "
-        "finished with that outcome.",
-        [({"state": "running"}, f["running"]), ({"state": "parked"}, f["parked"])]
-        + [({"state": outcome}, n) for outcome, n in sorted(f["finished"].items())],
-    )
-    # The gauges with one value each: name, help, value.
-    gauges = (
+    """The text of one scrape: every figure read now, written by prometheus_client."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Scrape(layer))
+    return generate_latest(registry).decode("utf-8")
+
+
+class _Scrape:
+    """A collector that reads the figures afresh on each scrape (none is kept between)."""
+
+    def __init__(self, layer: str) -> None:
+        self.layer = layer
+
+    def collect(self) -> list[Metric]:
+        began = time.perf_counter()
+        f = journal_figures()
+        query_seconds = time.perf_counter() - began
+        operations = GaugeMetricFamily(
+            "jaiweb_operations",
+            "Operations stored, by state: running = unfinished and not parked (claimed, or "
+            "waiting for a runner); parked = unfinished, in the recovery inbox; the others "
+            "finished with that outcome.",
+            labels=["state"],
+        )
+        operations.add_metric(["running"], f["running"])
+        operations.add_metric(["parked"], f["parked"])
+        for outcome, n in sorted(f["finished"].items()):
+            operations.add_metric([outcome], n)
+        out: list[Metric] = [operations]
+        out += [
+            GaugeMetricFamily(name, help_text, value=value)
+            for name, help_text, value in _gauges(f, query_seconds)
+        ]
+        counts = pass_counts()
+        passes = CounterMetricFamily(
+            "jaiweb_catch_up_passes",
+            "Catch-up passes of this process's studio websockets, by kind: asked (a connect, "
+            "a gap, the page asking), quiet (after a burst, when the page may hold what this "
+            "process cannot tell), unannounced (after an event that did not say what "
+            "changed): these read every region from the database; changed (only the regions "
+            "whose facts moved), unchanged (none moved: no query).",
+            labels=["kind"],
+        )
+        for kind, n in counts["passes"].items():
+            passes.add_metric([kind], n)
+        reads = CounterMetricFamily(
+            "jaiweb_catch_up_reads",
+            "Region renderings of this process read from the database, shared by a session's "
+            "watchers of one language, by what they read: path (the tree and the strip), run "
+            "(the run and the leaf's state), credits (the balance), cached (a whole pass "
+            "served by what changed passes rendered), stream (the latest run's stream), "
+            "version (the three queries a whole pass is keyed by).",
+            labels=["read"],
+        )
+        for kind, n in counts["reads"].items():
+            reads.add_metric([kind], n)
+        info = GaugeMetricFamily(
+            "jaiweb_process_info",
+            "This process: its pid, database vendor and channel layer backend.",
+            labels=["pid", "database", "channel_layer"],
+        )
+        info.add_metric([str(os.getpid()), connection.vendor, self.layer], 1)
+        return [*out, passes, reads, info]
+
+
+def _gauges(f: dict, query_seconds: float) -> tuple[tuple[str, str, float], ...]:
+    """The gauges with one value each: name, help, value."""
+    return (
         (
             "jaiweb_operations_waiting_for_runner",
             "Running operations that no runner holds right now (never claimed, released, or "
@@ -178,21 +172,13 @@ def exposition(*, layer: str) -> str:
         ),
         (
             "jaiweb_operation_reclaims",
-            "Claims beyond each operation's first (sum of fencing - 1): lease takeovers after a "
-            "runner died or its lease expired, plus re-claims after a lease was given back "
+            "Claims beyond each operation's first (sum of fencing - 1): lease takeovers after "
+            "a runner died or its lease expired, plus re-claims after a lease was given back "
             "(a recovery pass, an inbox resolution, an error in a runner).",
             f["reclaims"],
         ),
-        (
-            "jaiweb_operation_records",
-            "Operation Journal records stored.",
-            f["records"],
-        ),
-        (
-            "jaiweb_sessions",
-            "Comic sessions stored.",
-            f["sessions"],
-        ),
+        ("jaiweb_operation_records", "Operation Journal records stored.", f["records"]),
+        ("jaiweb_sessions", "Comic sessions stored.", f["sessions"]),
         (
             "jaiweb_entries",
             "Session Journal entries stored (the sum of the sessions' entry counts).",
@@ -229,33 +215,3 @@ def exposition(*, layer: str) -> str:
             open_websockets(),
         ),
     )
-    for name, help_text, value in gauges:
-        out.metric(name, "gauge", help_text, [({}, value)])
-    counts = pass_counts()
-    out.metric(
-        "jaiweb_catch_up_passes_total",
-        "counter",
-        "Catch-up passes of this process's studio websockets, by kind: asked (a connect, a "
-        "gap, the page asking), quiet (after a burst, when the page may hold what this "
-        "process cannot tell), unannounced (after an event that did not say what changed): "
-        "these read every region from the database; changed (only the regions whose facts "
-        "moved), unchanged (none moved: no query).",
-        [({"kind": kind}, n) for kind, n in counts["passes"].items()],
-    )
-    out.metric(
-        "jaiweb_catch_up_reads_total",
-        "counter",
-        "Region renderings of this process read from the database, shared by a session's "
-        "watchers of one language, by what they read: path (the tree and the strip), run "
-        "(the run and the leaf's state), credits (the balance), cached (a whole pass served "
-        "by what changed passes rendered), stream (the latest run's stream), version (the "
-        "three queries a whole pass is keyed by).",
-        [({"read": kind}, n) for kind, n in counts["reads"].items()],
-    )
-    out.metric(
-        "jaiweb_process_info",
-        "gauge",
-        "This process: its pid, database vendor and channel layer backend.",
-        [({"pid": os.getpid(), "database": connection.vendor, "channel_layer": layer}, 1)],
-    )
-    return out.text()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cachetools import LRUCache
 from django.db import connection
 
 from jaiweb.store import rows as stored
@@ -145,9 +145,9 @@ _SEGMENTS_SQL = (
 
 # The chain ranges of paths read here, by (session, leaf): the path to an entry never
 # changes, so a page drawn again reads its rows without walking the tree again.
-_segments: OrderedDict[tuple[str, str], tuple[tuple[int, int], ...]] = OrderedDict()
-_segments_lock = threading.Lock()
 _SEGMENTS_KEPT = 4096
+_segments: LRUCache[tuple[str, str], tuple[tuple[int, int], ...]] = LRUCache(_SEGMENTS_KEPT)
+_segments_lock = threading.Lock()
 
 
 def _lazy_path(session: ComicSession, leaf: str, *, known_leaf: bool) -> stored.PathRows:
@@ -157,8 +157,6 @@ def _lazy_path(session: ComicSession, leaf: str, *, known_leaf: bool) -> stored.
     keep = None if connection.in_atomic_block else session.id
     with _segments_lock:
         segments = _segments.get(key)
-        if segments is not None:
-            _segments.move_to_end(key)
     if segments is None:
         with connection.cursor() as cursor:
             cursor.execute(_SEGMENTS_SQL, {"sid": session.id, "leaf": leaf})
@@ -175,8 +173,6 @@ def _lazy_path(session: ComicSession, leaf: str, *, known_leaf: bool) -> stored.
         if keep is not None:  # committed rows only (see entry_cache)
             with _segments_lock:
                 _segments[key] = segments
-                while len(_segments) > _SEGMENTS_KEPT:
-                    _segments.popitem(last=False)
     return stored.PathRows(session.id, segments, keep=keep)
 
 
