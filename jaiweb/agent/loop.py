@@ -188,13 +188,16 @@ class OperationRun:
     def write_then(
         self, *, entries: list[Entry], records: list[Record], before_finish: bool = True
     ) -> None:
-        """An unchecked write (a fact of an effect that happened: a reply, a tool's result)
-        with, in the same transaction, the first records of the step decided from what it
-        leaves, when that step's first write needs nothing from outside: its T1, its
-        ``model_attempted`` (still before the call), or the finish. They go in only if the
-        log is still the one the loop knows; else the loop reads and decides again.
-        One commit where there were two, and no crash between them: T1 still commits
-        before its tool's effect, the attempt before the model call."""
+        """Write the facts of an effect that happened, and start the next step in the same commit.
+
+        The entries and records are facts (a reply, a tool's result), so they are written
+        without the leaf check. The loop then decides the next step from what this write
+        leaves. When that step's first records need nothing from outside (a T1, a
+        ``model_attempted``, a finish), they join this transaction. That saves a commit
+        and leaves no crash point between the two writes, while a T1 still commits before
+        its tool runs and an attempt before its model call. The joined records go in only
+        if the log is still the one the loop knows; otherwise the loop reads it again and
+        decides afresh."""
         step, first = None, []
         if self.view is not None and not self.should_stop():
             step = self._next(self.view.extended(entries, records))

@@ -622,10 +622,11 @@ def turn_entries(rows: list[StoredEntry], first_id: str | None) -> list[StoredEn
 
 
 def turn_node_of(session: ComicSession, entry_id: str) -> str:
-    """The node (the last entry) of the turn that holds ``entry_id``, on the line the tree
-    draws it on: the active path when it is there, else its run (where a search hit
-    jumps to). A turn split from ``entry_id`` on ends where the whole line's does: what
-    came before it in its turn (a prompt's lead-up) does not move where it ends."""
+    """Find the tree node that shows ``entry_id``: the last entry of the turn holding it.
+
+    The tree draws a turn as one node, so a search hit inside a turn jumps to that turn's
+    last entry. The turn is looked for on the active path first, and otherwise on the
+    entry's own chain. Where the turn starts does not matter, only where it ends."""
     rows = branch_rows(session=session, lazy=True)
     at = next((i for i, r in enumerate(rows) if r.entry_id == entry_id), None)
     if at is not None:

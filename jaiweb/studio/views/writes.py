@@ -83,9 +83,11 @@ def refusal_message(exc: StoreError) -> str:
 
 
 def caught_up_html(session) -> str:
-    """The regions at the session's leaf as it is now: what a refusal for a stale leaf
-    (another tab, or a run's last update still on its way) adds, as its message says, so
-    the page's next click carries the current leaf."""
+    """Render every region at the session's current leaf, for a stale-leaf refusal.
+
+    A write is refused as stale when the page showed an older leaf (another tab moved
+    on, or a run's last update is still on its way). The refusal carries the regions as
+    they are now, so the page's next click names the current leaf."""
     session.refresh_from_db()
     return answer_regions_html(session=session, language=get_language())
 
