@@ -9,7 +9,6 @@ from collections.abc import Iterable
 
 from journal.entries import (
     AssistantMessage,
-    CompactionEntry,
     ContextMessage,
     Entry,
     MessageEntry,
@@ -42,25 +41,28 @@ def derive_messages(
     out: list[ContextMessage] = []
     for pos in range(len(path) - 1, -1, -1):
         entry = path[pos]
-        if isinstance(entry, CompactionEntry):
+        if entry.type == "compaction":
             out.append(SummaryMessage(content=entry.summary))
             start = _kept_start(path, pos, entry.first_kept_entry_id)
             break
 
     pending: list[ToolCall] = []  # calls of the last assistant message still unanswered
-    for entry in path[start:]:
-        if not isinstance(entry, MessageEntry):
+    keep = out.append
+    for entry in path[start:] if start else path:
+        if entry.type != "message":
             continue
         message = entry.message
-        if isinstance(message, ToolResultMessage):
+        role = message.role
+        if role == "tool_result":
             answered = next((c for c in pending if c.id == message.tool_call_id), None)
             if answered is not None:
                 pending.remove(answered)
-                out.append(message)
+                keep(message)
             continue
-        _close(pending, out)
-        out.append(message)
-        if isinstance(message, AssistantMessage):
+        if pending:
+            _close(pending, out)
+        keep(message)
+        if role == "assistant" and message.tool_calls:
             pending = list(message.tool_calls)
     _close(pending, out)
     return out

@@ -154,6 +154,28 @@ class TreeIndex:
         """The entry appended last: the leaf."""
         return self._store.entries[self._size - 1] if self._size else None
 
+    def path_to(self, leaf_id: str) -> list[Entry] | None:
+        """Root → ``leaf_id`` in one tight loop, or None when the walk meets something
+        wrong (an unknown id, a missing parent, a cycle): ``ancestors`` then says what.
+
+        A cycle is noticed by counting: a walk longer than the index holds entries has
+        come back on itself, so no set of seen ids is kept on the way."""
+        position, entries, size = self._store.position, self._store.entries, self._size
+        path: list[Entry] = []
+        append = path.append
+        entry_id: str | None = leaf_id
+        for _ in range(size):
+            pos = position.get(entry_id)
+            if pos is None or pos >= size:
+                return None
+            entry = entries[pos]
+            append(entry)
+            entry_id = entry.parent_id
+            if entry_id is None:
+                path.reverse()
+                return path
+        return None
+
     def child_entries(self, parent_id: str | None) -> list[Entry]:
         positions = self._store.children.get(parent_id, ())
         visible = bisect_left(positions, self._size)  # type: ignore[arg-type]
@@ -202,8 +224,10 @@ def branch_of(index_or_entries: TreeIndex | Iterable[Entry], leaf_id: str | None
     """Root → leaf, following ``parent_id``; O(depth) with an index. ``None`` → []."""
     if leaf_id is None:
         return []
-    path = list(ancestors(index_or_entries, leaf_id))
-    path.reverse()
+    path = _index_for(index_or_entries, leaf_id).path_to(leaf_id)
+    if path is None:  # something is wrong on the way: the careful walk says what
+        path = list(ancestors(index_or_entries, leaf_id))
+        path.reverse()
     return path
 
 

@@ -6,8 +6,19 @@ from pathlib import Path
 
 import pytest
 from django.test.utils import override_settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from tests.support.passes import PASSES, this_pass
+
+# Hypothesis's wall-clock checks (an example's deadline, slow data generation) measure the
+# box rather than the code: CI runs two passes at once on two cores, beside Chromium and
+# servers, and a property that held would fail as "too slow". Tests that bound their own
+# examples keep their settings; none relies on a wall-clock bound (tests/test_layout.py).
+hypothesis_settings.register_profile(
+    "jaiweb", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("jaiweb")
 
 # A local cluster's PostgreSQL database and environment (tests/ops, tests/e2e), and a
 # Redis server of a test's own (tests/support/own_redis.py).
