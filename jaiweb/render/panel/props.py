@@ -11,6 +11,7 @@ picks the little that varies (where a car parks, where the kite flies).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,10 +50,13 @@ class Spot:
     facing: int
     base: float  # the feet's height (the ground less any lift)
     s: float  # scale
+    spin: float = 0.0  # degrees: a figure that bows, falls or lies down
 
     @property
     def head(self) -> tuple[float, float]:
-        return self.x + self.facing * 2 * self.s, self.base - 142 * self.s
+        turn = math.radians(self.spin)
+        up = 142 * self.s
+        return self.x + up * math.sin(turn), self.base - up * math.cos(turn)
 
     @property
     def hand(self) -> tuple[float, float]:
@@ -62,7 +66,7 @@ class Spot:
 def spot_of(member: Figure | None, feet: float) -> Spot:
     if member is None:  # nobody on stage: the marks go where a figure would stand
         return Spot(WIDTH / 2, 1, feet, 1.0)
-    return Spot(member.x, member.facing, feet - member.lift, member.look.scale)
+    return Spot(member.x, member.facing, feet - member.lift, member.look.scale, member.spin)
 
 
 # --- actions that move the figures -------------------------------------------------------
@@ -303,9 +307,9 @@ def _word(x: float, y: float, text: str, size: int, fill: str, rotate: int = 0) 
 
 
 def _punch(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) -> str:
-    if target is not None:
+    if target is not None:  # on the side of the face turned to the hitter
         x, y = target.head
-        x -= target.facing * 24
+        x += target.facing * 40 * target.s
     else:
         x, y = at.x + at.facing * 96 * at.s, at.base - 108 * at.s
     return (
@@ -328,14 +332,14 @@ def _fly(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) -> s
 
 
 def _fall(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) -> str:
-    x = at.x - at.facing * 70 * at.s
+    x = at.head[0]
     lines = "".join(
         f'<path d="M {x + dx:.0f} {feet - 6:.0f} l {dx * 0.5:.0f} -18" stroke="#795548" '
         'stroke-width="3" stroke-linecap="round"/>'
         for dx in (-36, -12, 12, 36)
     )
     stars = "".join(
-        f'<polygon points="{star(x + dx, feet - 60 + dy, 8, 3)}" fill="#fdd835" {LINE}/>'
+        f'<polygon points="{star(x + dx, at.head[1] - 44 + dy, 8, 3)}" fill="#fdd835" {LINE}/>'
         for dx, dy in ((-24, 0), (6, -16), (30, 4))
     )
     return lines + stars
@@ -440,7 +444,7 @@ def _eat(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) -> s
 
 def _sleep(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) -> str:
     hx, hy = at.head
-    x, y = (at.x - 142 * at.s, at.base - 50) if at.base < feet - 20 else (hx + 30, hy - 30)
+    x, y = hx + 20, hy - 40
     return "".join(_word(x + i * 18, y - i * 22, "Z", 16 + i * 6, "#5c6bc0") for i in range(3))
 
 
