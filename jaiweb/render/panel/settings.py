@@ -27,7 +27,10 @@ def backdrop(setting: str, time: str, weather: str, folded: str, feet: float, he
     draw = PLACES.get(setting, _outdoors)
     body = draw(floor, height, dice, time)
     if setting not in INDOOR:
+        # no sun over a ring's crowd, no moon in front of the fireworks
         heavens = "" if setting == "ring" else _heavens(time, weather, floor, dice)
+        if setting == "fireworks":
+            heavens = _heavens(time, weather, floor, dice, moon=False)
         body = _sky(folded, time, weather, height) + heavens + body
     return f'<g data-setting="{setting or "default"}">{body}</g>'
 
@@ -105,7 +108,7 @@ def _sky(folded: str, time: str, weather: str, height: float) -> str:
     )
 
 
-def _heavens(time: str, weather: str, floor: float, dice: Dice) -> str:
+def _heavens(time: str, weather: str, floor: float, dice: Dice, moon: bool = True) -> str:
     """The sun (lower and redder at the day's ends), or the moon and stars; clouds."""
     out = ""
     x, up = dice.number("sun", 50, WIDTH - 50), dice.number("sun-height", 170, 230)
@@ -116,10 +119,11 @@ def _heavens(time: str, weather: str, floor: float, dice: Dice) -> str:
             f'<circle cx="{sx}" cy="{sy}" r="{1 + (sx % 2)}" fill="#fff9c4"/>'
             for sx, sy in zip(xs, ys, strict=True)
         )
-        out += (  # a crescent moon
-            f'<circle cx="{x}" cy="{floor - up:.0f}" r="26" fill="#fff59d"/>'
-            f'<circle cx="{x + 12}" cy="{floor - up - 8:.0f}" r="22" fill="#0b1533"/>'
-        )
+        if moon:  # a crescent
+            out += (
+                f'<circle cx="{x}" cy="{floor - up:.0f}" r="26" fill="#fff59d"/>'
+                f'<circle cx="{x + 12}" cy="{floor - up - 8:.0f}" r="22" fill="#0b1533"/>'
+            )
     elif weather not in ("rain", "cloudy", "snow"):
         low = 90 if time in ("morning", "evening") else 0
         colour = "#ffb74d" if low else "#ffe082"
