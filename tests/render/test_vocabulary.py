@@ -104,6 +104,20 @@ def test_actions_move_the_one_who_does_them():
     assert abs(xs[0] - xs[1]) <= 62  # side by side, arms round each other
 
 
+def test_the_one_hit_flies_not_the_one_who_hits():
+    root = drawn("Pig-Man punches Super Strong and knocks him flying")
+    assert {"punch", "fly"} <= set(vocabulary.read("punches … flying").actions)
+    where = {
+        g.get("data-character"): g.get("transform")
+        for g in root.iter(f"{SVG}g")
+        if g.get("data-character")
+    }
+    feet = [float(re.match(r"translate\([\d.]+,([\d.]+)\)", t).group(1)) for t in where.values()]
+    hero, hit = where["猪猪侠"], where["超人强"]
+    assert "rotate(" not in hero and "rotate(28)" in hit
+    assert feet[0] > feet[1]  # 超人强 is off the ground, 猪猪侠 stands on it
+
+
 def test_a_handshake_clasps_the_two_figures_hands():
     root = drawn("猪猪侠和超人强握手言和")
     assert root.get("data-scene") == "handshake"

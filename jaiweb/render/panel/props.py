@@ -74,23 +74,32 @@ def spot_of(member: Figure | None, feet: float) -> Spot:
 
 def stage(actions: tuple[str, ...], setting: str, cast: list, hero: Figure | None,
           opponent: Figure | None) -> None:  # fmt: skip
-    """Move the figures the actions (and a handshake's or a group photo's setting) ask
-    for, before the camera frames them."""
+    """Move the figures the actions (and a handshake's setting) ask for, before the
+    camera frames them: a blow sends the one hit flying or falling, other actions move
+    the hero."""
     if hero is None:
         return
     other = opponent or next((m for m in cast if m is not hero), None)
     if other is not None and ("hug" in actions or setting == "handshake"):
         _face_to_face(hero, other, 62 if "hug" in actions else 96)
+    hit = opponent is not None and "punch" in actions  # a blow: the hitter stays put
+    lands = hit and hero.pose.body != "sick"  # a sick hero knocks nobody over
+    if lands and opponent is not None and not _knocked(opponent) and not opponent.spin:
+        # the one hit flies or falls, not the one who hits
+        if "fly" in actions:
+            opponent.lift, opponent.spin = 48, 28
+        elif "fall" in actions:
+            opponent.spin, opponent.lift = -70 * opponent.facing, 16
     free = hero.pose.body != "knocked" and not hero.spin
     if not free:
         return
     if "sleep" in actions:
         hero.spin, hero.lift = -90, 34
-    elif "fly" in actions and not _knocked(opponent):
+    elif "fly" in actions and not hit:
         hero.lift = 80
     elif "jump" in actions:
         hero.lift = 44
-    elif "fall" in actions and (opponent is None or "punch" not in actions):
+    elif "fall" in actions and not hit:
         hero.spin, hero.lift = -70 * hero.facing, 16
     elif "bow" in actions:
         hero.spin = 32 * hero.facing
@@ -98,9 +107,6 @@ def stage(actions: tuple[str, ...], setting: str, cast: list, hero: Figure | Non
         hero.spin = 12 * hero.facing
     elif "dance" in actions:
         hero.spin = -10 * hero.facing
-    hit = opponent is not None and "punch" in actions and not _knocked(opponent)
-    if "fall" in actions and hit and opponent is not None and not opponent.spin:
-        opponent.spin, opponent.lift = -70 * opponent.facing, 16
 
 
 def _knocked(member: Figure | None) -> bool:
@@ -170,6 +176,8 @@ def in_front(props: tuple[str, ...], actions: tuple[str, ...], setting: str, cas
             and target is not None
             and ("punch" in actions or _knocked(opponent))
         ):
+            if opponent is not None and not (opponent.lift or opponent.spin):
+                continue  # the blow did not land: nobody flies or falls
             who = target  # the one hit is the one who flies or falls
         mark = draw_act(who, target, feet, dice, cjk)
         out.append(f'<g data-act="{act}">{mark}</g>')
@@ -319,7 +327,9 @@ def _punch(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) ->
 
 
 def _fly(at: Spot, target: Spot | None, feet: float, dice: Dice, cjk: bool) -> str:
-    back = -at.facing
+    # the trail is where the flier comes from: behind a hero in flight, on the hitter's
+    # side of the one knocked flying (who faces the hitter)
+    back = at.facing if at is target else -at.facing
     x, y = at.x, at.base
     return "".join(
         f'<path d="M {x + back * 30:.0f} {y - dy * at.s:.0f} q {back * 50} 8 {back * 110} 0" '
