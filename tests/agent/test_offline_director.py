@@ -358,7 +358,8 @@ def test_the_panel_says_the_directors_words_not_the_instruction(director):
         director, [UserMessage(content="Draw a panel: the hero wins the bout with one slap")]
     )
     prompt = calls_of(reply)[0][2]["prompt"]
-    assert prompt == "The hero wins the bout with one slap"
+    # the scene in the user's words, then what the vocabulary read in them
+    assert prompt == "The hero wins the bout with one slap\nSetting: ring\nActions: punch"
 
     history = closed(director, lollipop_turn(director))
     reply = run(director, [*history, UserMessage(content=FINISHER)])

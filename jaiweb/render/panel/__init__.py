@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaiweb.render.panel import props, settings, vocabulary
 from jaiweb.render.panel.cast import (
     VARIANTS,
     Look,
@@ -74,8 +74,6 @@ MEDICINE = ("药", "medicine", "pill", "bottle", "laxative")
 WINNING = ("赢", "胜利", "获胜", "冠军", "win", "wins", "won", "winning", "victory", "champion")
 SADNESS = ("哭", "难过", "伤心", "sad", "cries", "crying", "tears")
 # A figure is sick when its state says so; a scene alone says so only for a cast of one.
-RING = ("擂台", "武林大会", "比武", "ring", "tournament", "arena", "bout", "stage")
-CLASSROOM = ("教室", "学校", "课堂", "黑板", "classroom", "school", "lesson", "blackboard")
 VERSUS = re.compile(r"(?:对决|对战|大战|挑战|拍飞|打|揍|vs\.?|versus|against|fights?|hits?)\s*$")
 FACES = (
     ("sick", ("狼狈", "虚脱", "难受", "sick", "nauseous")),
@@ -137,9 +135,13 @@ def draw_panel(params: dict[str, Any]) -> str:
     seeds = {str(name): own_seed(value) for name, value in raw_state.items()}
     script = parse(prompt)
     folded = f"{script.scene} {script.caption}".casefold()
+    staging = script.staging.merged(vocabulary.read(folded))
+    scene = staging.setting or vocabulary.DEFAULT_SETTING
     cast = _cast(script, states)
     hero, opponent = _stage(cast, script, folded, dice, seeds)
-    frame = frame_for(dice, [_extent(m) for m in cast])
+    props.stage(staging.actions, scene, cast, hero, opponent)
+    focus = _focus(cast, hero, opponent, staging.framing)
+    frame = frame_for(dice, [_extent(m) for m in focus], staging.framing)
 
     caption_text = script.shown_caption
     caption = (
@@ -153,16 +155,19 @@ def draw_panel(params: dict[str, Any]) -> str:
     bubble_h = max((b.fitted.height + 16 for b in bubbles), default=0.0)
     feet = max(338.0, bubble_top + bubble_h + 18 + frame.up(178))
     height = feet + 62
-    scene = _scene_of(folded)
+    cjk = any("\u4e00" <= c <= "\u9fff" for c in folded)
+    time, weather = staging.time or "day", staging.weather or "clear"
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0f}" '
         f'viewBox="0 0 {WIDTH} {height:.0f}" font-family="{FONTS}" role="img" '
-        f'aria-label="{attr(caption_text)}" data-scene="{scene}">',
+        f'aria-label="{attr(caption_text)}" data-scene="{scene}" data-time="{time}" '
+        f'data-weather="{weather}">',
         f"<title>{xml(caption_text)}</title>",
         # the stage: what the camera's framing zooms (name tags and text stay as they are)
         f'<g data-framing="{frame.name}"{frame.transform(feet)}>',
-        _setting(scene, folded, feet, height, dice),
+        settings.backdrop(scene, staging.time, staging.weather, folded, feet, height, dice),
+        props.behind(staging.props, cast, hero, feet, dice),
     ]
     if hero is not None and hero.pose.body == "fight" and opponent is not None:
         mid = (hero.x + opponent.x) / 2
@@ -176,9 +181,14 @@ def draw_panel(params: dict[str, Any]) -> str:
         parts.append(_placed(member, feet))
     if hero is not None and hero.pose.body == "finish":
         parts.append(_finishing_burst(hero, feet))
+    parts.append(settings.foreground(scene, feet, height, dice))
+    parts.append(props.in_front(staging.props, staging.actions, scene, cast, hero, opponent,
+                                feet, height, dice, cjk))  # fmt: skip
+    parts.append(settings.weather_over(scene, staging.weather, height, dice))
     parts.append("</g>")
     for member in cast:
-        parts.append(_name_tag(member, feet, frame))
+        if 0 <= frame.x(member.x) <= WIDTH:  # a close-up may leave a figure out of the shot
+            parts.append(_name_tag(member, feet, frame))
     for bubble in bubbles:
         parts.append(bubble.svg(bubble_top, bubble_h, feet, frame))
     if caption:
@@ -264,6 +274,19 @@ def _stage(
         opponent.x = 490 + dice.number("flight", -20, 20)
         opponent.lift, opponent.spin = dice.number("height", 36, 52), 28
     return hero, opponent
+
+
+def _focus(
+    cast: list[Member], hero: Member | None, opponent: Member | None, framing: str
+) -> list[Member]:
+    """Who the camera must keep in the shot: the hero in a close-up, the hero and the
+    opponent (or the next one) in a two-shot, else everyone."""
+    if hero is None or framing not in ("close-up", "two-shot"):
+        return cast
+    if framing == "close-up":
+        return [hero]
+    other = opponent or next((m for m in cast if m is not hero), None)
+    return [hero] if other is None else [hero, other]
 
 
 def _extent(member: Member) -> tuple[float, float, float]:
@@ -453,119 +476,3 @@ def _bubbles(script: Script, cast: list[Member], frame: Frame) -> list[Bubble]:
         b.x = min(b.x, left - b.width / 2)
         left = b.x - b.width / 2 - 10
     return bubbles
-
-
-# --- the setting -------------------------------------------------------------------------
-
-
-def _scene_of(folded: str) -> str:
-    """The one word naming the setting drawn (docs/ARCHITECTURE.md §13): ``ring``, ``classroom``, or
-    ``default`` (outdoors) when the scene asks for neither."""
-    if _has(folded, RING):
-        return "ring"
-    if _has(folded, CLASSROOM):
-        return "classroom"
-    return "default"
-
-
-def _setting(scene: str, folded: str, feet: float, height: float, dice: Dice) -> str:
-    """The background of ``scene``; the seed (``dice``) places its details: the crowd and
-    its camera flashes in a ring, the chalk drawing and the clock in a classroom, the sun,
-    the clouds and the hills outdoors."""
-    hue = int(hashlib.sha256(folded.encode()).hexdigest()[:4], 16) % 60 + 180  # blues
-    floor = feet - 26
-    sky = (
-        '<defs><linearGradient id="sky" x1="0" y1="0" x2="0" y2="1">'
-        f'<stop offset="0" stop-color="hsl({hue},70%,84%)"/>'
-        f'<stop offset="1" stop-color="hsl({hue + 20},60%,93%)"/></linearGradient></defs>'
-        f'<rect width="{WIDTH}" height="{height:.0f}" fill="url(#sky)"/>'
-    )
-    if scene == "ring":
-        return sky + _ring(floor, height, dice)
-    if scene == "classroom":
-        return _classroom(floor, height, dice)
-    return sky + _outdoors(floor, height, dice)
-
-
-def _ring(floor: float, height: float, dice: Dice) -> str:
-    rows = dice.numbers("crowd", 16, 0, 16)
-    hues = dice.numbers("crowd-hues", 16, 0, 359)
-    crowd = "".join(
-        f'<circle cx="{24 + i * 40}" cy="{floor - 156 + rows[i]:.0f}" r="14" '
-        f'fill="hsl({hues[i]},30%,55%)" fill-opacity="0.5"/>'
-        for i in range(16)
-    )
-    spots = dice.numbers("flashes", 6, 0, 580)
-    flashes = "".join(  # a camera's flash: a four-pointed sparkle in the crowd
-        f'<path d="M {30 + spots[i]} {floor - 185 + spots[i + 3] % 40:.0f} l 3 6 l 6 3 l -6 3 '
-        'l -3 6 l -3 -6 l -6 -3 l 6 -3 Z" fill="#fffde7" stroke="#fbc02d" stroke-width="1"/>'
-        for i in range(3)
-    )
-    ropes = "".join(
-        f'<path d="M 20 {floor - d:.0f} L {WIDTH - 20} {floor - d:.0f}" stroke="#d32f2f" '
-        'stroke-width="4"/>'
-        for d in (40, 80, 120)
-    )
-    return (
-        crowd + flashes + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" '
-        'fill="#5d7fb8"/>'
-        + f'<rect x="14" y="{floor - 130:.0f}" width="10" height="130" fill="#eceff1" '
-        'stroke="#222"/>'
-        + f'<rect x="{WIDTH - 24}" y="{floor - 130:.0f}" width="10" height="130" '
-        'fill="#eceff1" stroke="#222"/>' + ropes
-    )
-
-
-# What is chalked on the blackboard, drawn from (0, 0) at the board's top left corner.
-CHALK = (
-    "M 30 40 q 40 -20 80 0 M 150 60 l 120 0",  # a wave and a line
-    "M 60 20 l 12 30 l 32 0 l -26 18 l 10 30 l -28 -18 l -28 18 l 10 -30 l -26 -18 l 32 0 Z",
-    "M 40 90 l 0 -40 l 40 -30 l 40 30 l 0 40 Z M 70 90 l 0 -22 l 20 0 l 0 22",  # a house
-    "M 100 60 m -20 0 a 20 20 0 1 0 40 0 a 20 20 0 1 0 -40 0 M 100 20 l 0 -12 M 100 100 "
-    "l 0 12 M 60 60 l -12 0 M 140 60 l 12 0",  # a sun
-)
-
-
-def _classroom(floor: float, height: float, dice: Dice) -> str:
-    board_y = floor - 230
-    shift = dice.number("chalk-x", 0, 150)
-    drawing = dice.choice("chalk", CHALK)
-    clock_x = dice.choice("clock-side", (76, WIDTH - 76))
-    hour, minute = dice.number("hour", 0, 11), dice.number("minute", 0, 59)
-    return (
-        f'<rect width="{WIDTH}" height="{height:.0f}" fill="#f3e5ab"/>'
-        f'<rect x="150" y="{board_y:.0f}" width="340" height="130" fill="#2e5d3a" '
-        'stroke="#6d4c41" stroke-width="8"/>'
-        f'<path d="{drawing}" transform="translate({150 + shift},{board_y:.0f})" '
-        'stroke="#e8f5e9" stroke-width="3" fill="none"/>'
-        f'<g transform="translate({clock_x},{board_y + 36:.0f})">'
-        '<circle r="24" fill="#fff" stroke="#5d4037" stroke-width="4"/>'
-        f'<path d="M 0 0 L 0 -13" transform="rotate({hour * 30 + minute // 2})" '
-        'stroke="#222" stroke-width="3.5" stroke-linecap="round"/>'
-        f'<path d="M 0 0 L 0 -19" transform="rotate({minute * 6})" stroke="#222" '
-        'stroke-width="2" stroke-linecap="round"/></g>'
-        f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#a1887f"/>'
-    )
-
-
-def _cloud(x: int, y: float) -> str:
-    return (
-        f'<g fill="#fff" fill-opacity="0.9"><ellipse cx="{x}" cy="{y:.0f}" rx="30" ry="13"/>'
-        f'<ellipse cx="{x - 20}" cy="{y + 5:.0f}" rx="18" ry="10"/>'
-        f'<ellipse cx="{x + 22}" cy="{y + 4:.0f}" rx="20" ry="11"/></g>'
-    )
-
-
-def _outdoors(floor: float, height: float, dice: Dice) -> str:
-    sun_x, sun_up = dice.number("sun", 50, WIDTH - 50), dice.number("sun-height", 170, 230)
-    clouds = dice.numbers("clouds", 4, 40, WIDTH - 40)
-    left, right = dice.numbers("hills", 2, 30, 90)
-    crest = dice.number("crest", 120, 200)
-    return (
-        f'<circle cx="{sun_x}" cy="{floor - sun_up:.0f}" r="30" fill="#ffe082"/>'
-        + _cloud(clouds[0], floor - 250 + clouds[2] % 40)
-        + _cloud(clouds[1], floor - 190 + clouds[3] % 40)
-        + f'<path d="M 0 {floor:.0f} Q {crest} {floor - left:.0f} 320 {floor:.0f} '
-        f'Q {WIDTH - crest} {floor - right:.0f} {WIDTH} {floor:.0f} Z" fill="#9ccc65"/>'
-        + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" fill="#7cb342"/>'
-    )

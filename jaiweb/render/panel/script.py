@@ -6,7 +6,11 @@ shouts / asks / 喊 / 问) is a speech bubble for that character; every other li
 scene, which says what the panel shows. Without a caption line, the scene is the
 caption. A line ``Actor: <name>`` (``主角：``) names who does the panel's action and a
 line ``Target: <name>`` (``对象：``) who it is done to, so a renderer need not guess them
-from the scene's words. It stays readable as an ordinary image prompt, so any backend can take it.
+from the scene's words. Lines ``Setting:``, ``Time:``, ``Weather:``, ``Framing:``,
+``Props:`` and ``Actions:`` (``场景：``, ``时间：``, ``天气：``, ``镜头：``, ``道具：``,
+``动作：``) state what the panel shows in the words of ``vocabulary``; a renderer reads
+what they leave open from the scene. It stays readable as an ordinary image prompt, so
+any backend can take it.
 
 The offline director writes its prompts with ``compose``; the local renderer reads any
 prompt with ``parse`` (a model's free-text prompt is all scene).
@@ -15,7 +19,9 @@ prompt with ``parse`` (a model's free-text prompt is all scene).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from jaiweb.render.panel.vocabulary import Staging, key_line, value_of
 
 CAPTION_LINE = re.compile(r"^\s*(?:caption|narration|narrator|旁白|字幕)\s*[:：]\s*(.*)$", re.I)
 SPEECH_LINE = re.compile(
@@ -36,6 +42,7 @@ class Script:
     speech: tuple[tuple[str, str], ...] = field(default=())  # (speaker, words), in order
     actor: str = ""  # who does the action; empty: not said
     target: str = ""  # who the action is done to; empty: not said
+    staging: Staging = field(default_factory=Staging)  # what its own lines state
 
     @property
     def shown_caption(self) -> str:
@@ -47,8 +54,14 @@ def parse(prompt: str) -> Script:
     caption: list[str] = []
     speech: list[tuple[str, str]] = []
     roles = {"actor": "", "target": ""}
+    staging = Staging()
     for line in prompt.splitlines():
         if not line.strip():
+            continue
+        stated = key_line(line)
+        value = value_of(*stated) if stated else ""
+        if stated and value:  # a line that names nothing the vocabulary knows is scene
+            staging = replace(staging, **{stated[0]: value})
             continue
         role = _role_line(line)
         if role:
@@ -63,7 +76,9 @@ def parse(prompt: str) -> Script:
             speech.append((said.group("name").strip(), said.group("text").strip().strip(QUOTES)))
             continue
         scene.append(line.strip())
-    return Script(" ".join(scene), " ".join(c for c in caption if c), tuple(speech), **roles)
+    return Script(
+        " ".join(scene), " ".join(c for c in caption if c), tuple(speech), **roles, staging=staging
+    )
 
 
 def _role_line(line: str) -> tuple[str, str] | None:
@@ -83,10 +98,13 @@ def compose(
     lang: str = "en",
     actor: str = "",
     target: str = "",
+    staging: Staging | None = None,
 ) -> str:
     """The prompt for this script, its keys in ``lang`` (``zh`` or ``en``); ``parse`` of it
     gives the script back (each part on one line)."""
     lines = [" ".join(scene.split())]
+    if staging is not None:
+        lines.extend(staging.lines("zh" if lang == "zh" else "en"))
     keys = ROLE_KEYS["zh" if lang == "zh" else "en"]
     for key, name in zip(keys, (actor, target), strict=True):
         if name.strip():

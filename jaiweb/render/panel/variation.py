@@ -84,9 +84,7 @@ class Dice:
         if count > len(digest) // 2:
             raise ValueError(f"at most {len(digest) // 2} numbers an aspect")
         span = high - low + 1
-        return [
-            low + int.from_bytes(digest[2 * i : 2 * i + 2], "big") % span for i in range(count)
-        ]
+        return [low + int.from_bytes(digest[2 * i : 2 * i + 2], "big") % span for i in range(count)]
 
     def choice(self, what: str, options: Sequence[T]) -> T:
         """One of ``options`` for the aspect ``what``."""
@@ -98,6 +96,8 @@ class Dice:
 # How close the camera stands: the whole stage (setting, action, figures) is scaled around
 # a point on the ground line. Name tags, bubbles and the caption stay the size they are.
 FRAMINGS = (("wide", 1.0), ("medium", 1.08), ("close", 1.16))
+# A framing the script asks for (``vocabulary.FRAMINGS``): how close, around whom.
+ASKED = {"wide": 1.0, "two-shot": 1.3, "close-up": 1.6}
 FEET_LEFT, FEET_RIGHT = 84.0, 556.0  # a figure's feet stay in here: its name tag fits below
 REACH_LEFT, REACH_RIGHT = 12.0, 628.0  # and its body in here
 
@@ -136,16 +136,20 @@ def _zoom_within(zoom: float, cx: float, x: float, left: float, right: float) ->
     return zoom
 
 
-def frame_for(dice: Dice, figures: Sequence[tuple[float, float, float]]) -> Frame:
+def frame_for(dice: Dice, figures: Sequence[tuple[float, float, float]], asked: str = "") -> Frame:
     """The camera for figures given as (feet, leftmost, rightmost) x: a framing from the
-    seed, pointed at the middle of the cast and a little to one side, zoomed no closer than
-    keeps every figure and its name tag inside the panel."""
+    seed (or the one the script asks for, ``ASKED``), pointed at the middle of the figures
+    and a little to one side, zoomed no closer than keeps every figure and its name tag
+    inside the panel."""
     name, zoom = dice.choice("framing", FRAMINGS)
+    pan = dice.number("pan", -40, 40)
+    if asked in ASKED:
+        name, zoom, pan = asked, ASKED[asked], 0
     centre = sum(f[0] for f in figures) / len(figures) if figures else 320.0
-    cx = min(max(centre + dice.number("pan", -40, 40), 200.0), 440.0)
+    cx = min(max(centre + pan, 200.0), 440.0)
     for feet, leftmost, rightmost in figures:
         zoom = _zoom_within(zoom, cx, feet, FEET_LEFT, FEET_RIGHT)
         zoom = _zoom_within(zoom, cx, leftmost, REACH_LEFT, REACH_RIGHT)
         zoom = _zoom_within(zoom, cx, rightmost, REACH_LEFT, REACH_RIGHT)
     zoom = max(1.0, math.floor(zoom * 100) / 100)
-    return Frame(name if zoom > 1.0 else "wide", zoom, cx)
+    return Frame(name if zoom > 1.0 or asked in ASKED else "wide", zoom, cx)

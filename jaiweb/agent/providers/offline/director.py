@@ -36,6 +36,7 @@ from jaiweb.agent.providers.offline.narration import (
     words,
 )
 from jaiweb.agent.providers.offline.summary import GENERATE, SET_STATE, summarize
+from jaiweb.render.panel import vocabulary
 from jaiweb.render.panel.script import compose, parse
 from jaiweb.render.services import PANEL_COST
 from journal.appstate import Character
@@ -243,7 +244,9 @@ def _draw_story(
         if speaker and (who in ("c", "o") or (speaker in named and speaker != c)):
             speech.append((speaker, line.format(**values)[:SPEECH_LIMIT]))
     scene = (reading.scene or " ".join(text.split()))[:SCENE_LIMIT]
-    _add_draw(plan, compose(scene, caption, tuple(speech), lang=plan.lang), caption, offered)
+    staging = vocabulary.read(scene)  # the setting, props and actions the user asked for
+    prompt = compose(scene, caption, tuple(speech), lang=plan.lang, staging=staging)
+    _add_draw(plan, prompt, caption, offered)
 
 
 def _draw_scene(
@@ -270,7 +273,8 @@ def _draw_scene(
         line = DIALOGUE[plan.lang].get(kind or "")
         if line:
             speech = ((c, line),)
-    _add_draw(plan, compose(scene, "", speech, lang=plan.lang), scene, offered)
+    staging = vocabulary.read(scene)  # the setting, props and actions the user asked for
+    _add_draw(plan, compose(scene, "", speech, lang=plan.lang, staging=staging), scene, offered)
 
 
 def _say_states(plan: Plan, text: str, memory: Memory) -> None:
