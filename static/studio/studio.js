@@ -378,18 +378,18 @@
 })();
 
 // --- the live socket comes back fast after a restart. htmx's ws extension waits a random
-// time up to 2^n seconds between tries (up to 64 s); here the first try is after 0.5 s
-// and each later one a quarter of a second later, up to 1.5 s, so a page is back within
-// two seconds of the server answering. After two minutes down it tries every 5 s. The
+// time up to 2^n seconds between tries (up to 64 s); here the first try is after 0.5 s,
+// the next after 0.75 s, then every second, so a page is back within two seconds of the
+// server answering. After two minutes down it tries every 5 s. The
 // extension reconnects by itself only after an abnormal close; a server that says it is
 // going away (1001, a restart that closes its sockets) is tried again the same way.
 // Whatever the close, the server re-sends every region on connect (consumers.py).
 (function () {
   "use strict";
-  var FAST_TRIES = 100; // about two minutes of tries at 0.5 s … 1.5 s apart
+  var FAST_TRIES = 120; // about two minutes of tries at most a second apart
   function delay(tries) {
     if (tries >= FAST_TRIES) return 5000;
-    return Math.min(500 + 250 * tries, 1500);
+    return Math.min(500 + 250 * tries, 1000);
   }
   if (window.htmx) htmx.config.wsReconnectDelay = delay;
 
