@@ -123,6 +123,18 @@ def test_read_mode_a_share_link_and_the_episode_page_show_no_billing_talk(
     assert SPEECH[language] in viewer.locator("body").inner_text()
     clean(viewer.locator("body").inner_text(), f"episode.html ({language})")
 
+    # Read mode follows the branch live: a panel drawn in another tab shows up in it
+    page.locator('[data-mode-target="read"]').click()
+    page.locator("#reading [data-page]").first.wait_for()
+    other = new_page(page.context)
+    other.goto(f"{base}/sessions/{session_id}/")
+    wait_ws_open(other)
+    run_with_approval(other, session_id, PROMPTS[language][1])
+    wait_until(
+        lambda: page.locator("#reading [data-panel]").count() == 3, 15, "the new panel in Read"
+    )
+    clean(page.locator(".studio").inner_text(), f"Read mode after a live turn ({language})")
+
 
 # Where the newest panel is, and whether anything covers its top or bottom edge.
 NEWEST = """() => {
