@@ -102,12 +102,12 @@ def lettering_of(prompt: str) -> Lettering:
     return Lettering(script.shown_caption, tuple(script.speech))
 
 
-def comic_pages(
-    *, session: ComicSession, leaf_id: str | None, layout: str = DEFAULT_LAYOUT
-) -> tuple[list[Page], ComicMeta]:
-    """The pages of root → ``leaf_id`` (default: the session's leaf) in ``layout``, and the
-    file's metadata. ``UnknownEntry`` for a node not in the session; ``ValueError`` for an
-    unknown layout. Panels whose image is not the owner's are left as empty frames."""
+def comic_panels(*, session: ComicSession, leaf_id: str | None) -> tuple[list[ComicPanel], Any]:
+    """The panels of root → ``leaf_id`` (default: the session's leaf) as readers see them,
+    each with its lettering, and when the path's last entry was written. The one list the
+    exports and the reading view (share page, episode page, Read mode) are drawn from.
+    ``UnknownEntry`` for a node not in the session. Panels whose image is not the owner's
+    are left as empty frames."""
     path, when = _path_panels(session, leaf_id)
     owned = images_by_id(ids=sorted({p.image_id for p in path}), owner_id=session.owner_id)
     panels = [
@@ -117,6 +117,16 @@ def comic_pages(
         )
         for p in path
     ]
+    return panels, when
+
+
+def comic_pages(
+    *, session: ComicSession, leaf_id: str | None, layout: str = DEFAULT_LAYOUT
+) -> tuple[list[Page], ComicMeta]:
+    """The pages of root → ``leaf_id`` (default: the session's leaf) in ``layout``, and the
+    file's metadata. ``UnknownEntry`` for a node not in the session; ``ValueError`` for an
+    unknown layout. Panels whose image is not the owner's are left as empty frames."""
+    panels, when = comic_panels(session=session, leaf_id=leaf_id)
     font = lettering_font()
     pages = paginate(panels, layout, measure_with(font))
     leaf = leaf_id or session.leaf_id or ""

@@ -3,6 +3,8 @@ start fast; these are the ones a misconfiguration would otherwise hide until a r
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import CommandError
 
 from jaiweb.render.backends import image_backend_problems
@@ -13,3 +15,27 @@ def refuse_a_broken_image_backend() -> None:
     problems = image_backend_problems()
     if problems:
         raise CommandError("; ".join(problems))
+
+
+# The templates a watcher's first catch-up renders (the regions, the stream's fragments).
+WARM_TEMPLATE_DIRS = ("studio/regions", "studio/stream", "studio/strip", "studio/tree")
+
+
+def warm_up() -> None:
+    """Load the URLconf (every view, the API and its schemas) and the studio's live
+    templates before the first request does.
+
+    Without it, the first page or socket after a start paid for them: the first catch-up
+    of a page reconnecting after a restart took seconds on a busy machine, and the page
+    showed the state from before the restart all that while. A serving process loads all
+    of this for its first answer anyway; here it is done before it answers at all.
+    """
+    from django.conf import settings
+    from django.template.loader import get_template
+    from django.urls import get_resolver
+
+    get_resolver().reverse_dict  # noqa: B018 - populating it imports every view
+    for folder in WARM_TEMPLATE_DIRS:
+        for base in settings.TEMPLATES[0]["DIRS"]:
+            for path in sorted((Path(base) / folder).glob("*.html")):
+                get_template(f"{folder}/{path.name}")

@@ -6,15 +6,17 @@ import base64
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
 
 from jaiweb.agent.state import AppState, UnreadableAppState
+from jaiweb.comic.reading import Reading, reading_of
 from jaiweb.render.models import Image, LedgerEntry
 from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.access import may_see
@@ -26,7 +28,6 @@ from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
 from jaiweb.store.selectors import (
     app_state_at,
     branch_counts,
-    branch_rows,
     entries_after,
     entry_ids_among,
     latest_tool_result,
@@ -74,22 +75,27 @@ def strip_panels(rows: list[StoredEntry]) -> list[Panel]:
     return _panels(messages, _published(messages))
 
 
-def episode_panels(*, session: ComicSession) -> list[dict[str, Any]]:
-    """Every panel of the active branch with its picture inlined as a ``data:`` URI (None
-    when the file is gone): the episode export needs nothing from elsewhere."""
-    strip = strip_panels(branch_rows(session=session))
-    images = images_by_id(ids=[p.image_id for p in strip], owner_id=session.owner_id)
-    panels = []
-    for panel in strip:
-        image = images.get(panel.image_id)
-        data_uri = None
-        if image is not None:
-            path = Path(settings.MEDIA_ROOT) / image.path
-            if path.is_file():
-                encoded = base64.b64encode(path.read_bytes()).decode()
-                data_uri = f"data:{image.content_type};base64,{encoded}"
-        panels.append({**asdict(panel), "data_uri": data_uri})
-    return panels
+def episode_reading(*, session: ComicSession) -> Reading:
+    """The active branch as readers see it, each picture inlined as a ``data:`` URI (an
+    empty frame when its file is gone): the episode export needs nothing from elsewhere."""
+    reading = reading_of(session=session)
+    ids = [f.image_id for page in reading.pages for f in page.frames if f.image_id]
+    images = images_by_id(ids=ids, owner_id=session.owner_id)
+    inlined: dict[str, str] = {}
+    for image_id, image in images.items():
+        path = Path(settings.MEDIA_ROOT) / image.path
+        if path.is_file():
+            encoded = base64.b64encode(path.read_bytes()).decode()
+            inlined[image_id] = f"data:{image.content_type};base64,{encoded}"
+    return reading.sourced(lambda image_id: inlined.get(image_id, ""))
+
+
+def studio_reading(*, session: ComicSession) -> Reading:
+    """The active branch as readers see it (the studio's Read mode), each picture loaded
+    from the panel's own address."""
+    return reading_of(session=session).sourced(
+        lambda image_id: reverse("panel-image", args=[image_id])
+    )
 
 
 def strip_view(

@@ -41,6 +41,7 @@ urlpatterns = [
         "sessions/<str:session_id>/timeline", timeline_views.timeline_page, name="studio-timeline"
     ),
     path("sessions/<str:session_id>/strip", pages.strip_part, name="studio-strip"),
+    path("sessions/<str:session_id>/read", pages.read_view, name="studio-read"),
     path("sessions/<str:session_id>/tree/spent", tree_tools.tree_spent, name="studio-tree-spent"),
     path(
         "sessions/<str:session_id>/tree/search", tree_tools.tree_search, name="studio-tree-search"

@@ -376,3 +376,158 @@
     }
   });
 })();
+
+// --- the live socket comes back fast after a restart. htmx's ws extension waits a random
+// time up to 2^n seconds between tries (up to 64 s); here the first try is after 0.5 s,
+// the next after 0.75 s, then every second, so a page is back within two seconds of the
+// server answering. After two minutes down it tries every 5 s. The
+// extension reconnects by itself only after an abnormal close; a server that says it is
+// going away (1001, a restart that closes its sockets) is tried again the same way.
+// Whatever the close, the server re-sends every region on connect (consumers.py).
+(function () {
+  "use strict";
+  var FAST_TRIES = 120; // about two minutes of tries at most a second apart
+  function delay(tries) {
+    if (tries >= FAST_TRIES) return 5000;
+    return Math.min(500 + 250 * tries, 1000);
+  }
+  if (window.htmx) htmx.config.wsReconnectDelay = delay;
+
+  var RETRIED_BY_HTMX = [1006, 1011, 1012, 1013];
+  var leaving = false;
+  var own = 0; // tries made here (a close htmx does not retry)
+  window.addEventListener("beforeunload", function () { leaving = true; });
+  document.addEventListener("htmx:wsOpen", function () { own = 0; });
+  document.addEventListener("htmx:wsClose", function (e) {
+    var event = e.detail && e.detail.event;
+    var wrapper = e.detail && e.detail.socketWrapper;
+    if (leaving || !event || !wrapper || RETRIED_BY_HTMX.indexOf(event.code) >= 0) return;
+    if (!document.body.contains(e.target)) return; // the socket's element is gone
+    setTimeout(function () {
+      if (!leaving && document.body.dataset.ws !== "open") wrapper.reconnect();
+    }, delay(own++));
+  });
+})();
+
+// --- Read mode: the comic as its readers see it (pages, captions, speech), in place of
+// the working view (tree, strip with narration, prompt box). The pages are read from the
+// server when the mode opens and again whenever the strip changes; "#read" in the address
+// keeps the mode across a reload.
+(function () {
+  "use strict";
+  var timer = null;
+  function box() { return document.getElementById("reading"); }
+  function reading() { var s = document.querySelector(".studio"); return s && s.dataset.mode === "read"; }
+  function load() {
+    var el = box();
+    if (!el || !window.htmx) return;
+    htmx.ajax("GET", el.dataset.readUrl, { target: el, swap: "innerHTML" });
+  }
+  function setMode(mode) {
+    var studio = document.querySelector(".studio");
+    var el = box();
+    if (!studio || !el) return;
+    studio.dataset.mode = mode;
+    document.querySelectorAll("[data-mode-target]").forEach(function (b) {
+      b.setAttribute("aria-pressed", b.dataset.modeTarget === mode ? "true" : "false");
+    });
+    el.hidden = mode !== "read";
+    if (mode === "read") load();
+    var url = location.pathname + location.search + (mode === "read" ? "#read" : "");
+    history.replaceState(history.state, "", url);
+    document.dispatchEvent(new CustomEvent("studio:mode", { detail: { mode: mode } }));
+  }
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("[data-mode-target]");
+    if (!button) return;
+    e.preventDefault();
+    setMode(button.dataset.modeTarget);
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    if (location.hash === "#read") setMode("read");
+  });
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    if (!reading() || !e.detail || !e.detail.target || e.detail.target.id !== "strip") return;
+    clearTimeout(timer);
+    timer = setTimeout(load, 250); // a run's facts come in bursts: one read after it
+  });
+})();
+
+// --- the newest panel in view. After a turn the strip scrolls to its newest panel, clear
+// of the sticky prompt box (and, on a narrow screen, of the sticky tabs), unless the
+// reader scrolled away from it on purpose; sending a prompt brings it back to the newest.
+(function () {
+  "use strict";
+  var follow = true; // the reader is at the newest panel (or has not scrolled away)
+  var newest = null; // the newest panel's entry id, as last seen
+  var GAP = 8;
+
+  function lastPanel() {
+    var all = document.querySelectorAll("#strip [data-panel]");
+    return all.length ? all[all.length - 1] : null;
+  }
+  // The part of the window that nothing sticky covers once the page scrolls: the dock
+  // sticks to the bottom, and the tabs (narrow screens) to the top.
+  function band() {
+    var top = 0;
+    var bottom = window.innerHeight;
+    var dock = document.querySelector(".work .dock");
+    if (dock && dock.offsetParent) bottom -= dock.offsetHeight;
+    var tabs = document.querySelector(".studio .tabs");
+    if (tabs && tabs.offsetParent && getComputedStyle(tabs).position === "sticky") {
+      top += tabs.offsetHeight;
+    }
+    return { top: top, bottom: bottom };
+  }
+  function seen(el) {
+    var b = band();
+    var r = el.getBoundingClientRect();
+    return r.bottom > b.top + 24 && r.top < b.bottom - 24;
+  }
+  function showNewest() {
+    var el = lastPanel();
+    if (!el || !el.offsetParent) return; // no panel, or another tab or mode shows
+    var b = band();
+    var r = el.getBoundingClientRect();
+    if (r.top >= b.top && r.bottom <= b.bottom) return; // already whole in view
+    var room = b.bottom - b.top - 2 * GAP;
+    var by = r.height <= room ? r.bottom - (b.bottom - GAP) : r.top - (b.top + GAP);
+    window.scrollBy(0, by);
+  }
+  function settle() {
+    showNewest();
+    // the dock may grow as the controls change (an approval); place it again once laid out
+    requestAnimationFrame(function () { if (follow) showNewest(); });
+  }
+  window.addEventListener("scroll", function () {
+    var el = lastPanel();
+    if (!el || !el.offsetParent) return;
+    follow = seen(el);
+  }, { passive: true });
+  document.addEventListener("submit", function (e) {
+    if (e.target && e.target.id === "prompt-form") follow = true;
+  }, true);
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    if (!e.detail || !e.detail.target || e.detail.target.id !== "strip") return;
+    var el = lastPanel();
+    var id = el ? el.dataset.entryId : null;
+    if (id === newest) return;
+    newest = id;
+    if (follow) settle();
+  });
+  document.addEventListener("click", function (e) {
+    var tab = e.target.closest && e.target.closest('[data-tab-target="work"], [data-mode-target="work"]');
+    if (tab && follow) setTimeout(settle, 0);
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var el = lastPanel();
+    newest = el ? el.dataset.entryId : null;
+    if (el) settle();
+    // The dock grows as a run goes on (its narration, an approval): while the reader is
+    // with the newest panel, it stays clear of it.
+    var dock = document.querySelector(".work .dock");
+    if (dock && window.ResizeObserver) {
+      new ResizeObserver(function () { if (follow) showNewest(); }).observe(dock);
+    }
+  });
+})();

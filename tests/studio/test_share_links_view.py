@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import transaction
 from django.test import Client
+from django.utils import timezone
 
+from jaiweb.render.imports import image_import
 from jaiweb.store.models import ShareLink
 from jaiweb.store.services import entry_append, session_create
 from jaiweb.store.shares import share_panel_ref
@@ -18,7 +21,17 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def story(alice):
+def story(alice, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    with transaction.atomic():
+        image_import(
+            user=alice,
+            image_id="img_p0",
+            content_type="image/svg+xml",
+            extension="svg",
+            data=b'<svg xmlns="http://www.w3.org/2000/svg"/>',
+            now=timezone.now(),
+        )
     session = session_create(owner=alice, title="share <b>me</b>")
     entry_append(
         session_id=session.id,

@@ -3,10 +3,12 @@ branch as a comic (PNG, PDF, CBZ)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -15,19 +17,33 @@ from django.views.decorators.http import require_safe
 from jaiweb.comic.errors import ExportUnavailable
 from jaiweb.comic.exports import FORMATS, NoSuchPage, comic_export
 from jaiweb.render.selectors import image_for_viewer
-from jaiweb.studio.selectors import episode_panels
+from jaiweb.studio.selectors import episode_reading
 from jaiweb.studio.views.access import own_session
 from journal.errors import UnknownEntry
 from journal.pages import DEFAULT_LAYOUT, LAYOUTS
 
 
+@functools.cache
+def reading_css() -> str:
+    """The reading view's style sheet, inlined in the episode page (a file that loads
+    nothing from elsewhere). It is the site's own file, so no user text is in it."""
+    found = finders.find("studio/reading.css")
+    return Path(found).read_text(encoding="utf-8") if found else ""
+
+
 @login_required
 @require_safe
 def episode_export(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The active branch as one self-contained HTML page: panels inlined, no outside links."""
+    """The active branch as one self-contained HTML page, as its readers see it: pages of
+    panels (inlined) with their captions and speech, no outside links, no narration."""
     session = own_session(request, session_id)
-    panels = episode_panels(session=session)
-    ctx = {"session": session, "panels": panels, "exported_at": timezone.now()}
+    reading = episode_reading(session=session)
+    ctx = {
+        "session": session,
+        "reading": reading,
+        "reading_css": reading_css(),
+        "exported_at": timezone.now(),
+    }
     response = render(request, "studio/episode.html", ctx)
     response["Content-Disposition"] = f'attachment; filename="episode-{session.id}.html"'
     # Panels are inline SVG data: nothing in the page may run or load from elsewhere.

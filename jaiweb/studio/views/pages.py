@@ -26,9 +26,10 @@ from jaiweb.studio.selectors import (
     node_labels_context,
     rewind_preview_of,
     strip_view,
+    studio_reading,
     turn_prompt,
 )
-from jaiweb.studio.views.access import own_session
+from jaiweb.studio.views.access import is_htmx, own_session
 from journal.errors import UnknownEntry
 
 
@@ -104,6 +105,19 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
         "studio/strip/panels.html",
         {"session": session, "strip": strip, "characters": characters},
     )
+
+
+@login_required
+@require_safe
+@never_cache
+def read_view(request: HttpRequest, session_id: str) -> HttpResponse:
+    """The studio's Read mode: the active branch as its readers see it, in pages. The
+    studio page asks for the pages alone (htmx) and swaps them in; the address opened by
+    itself is a page of its own, with a way back to the studio."""
+    session = own_session(request, session_id)
+    ctx = {"session": session, "reading": studio_reading(session=session)}
+    template = "studio/reading/pages.html" if is_htmx(request) else "studio/read.html"
+    return render(request, template, ctx)
 
 
 @login_required

@@ -1,13 +1,16 @@
-"""A shared branch: the read-only strip a share link shows to anyone holding it."""
+"""A shared branch: the read-only comic a share link shows to anyone holding it, as its
+readers see it (pages, captions, speech; no narration, no costs)."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
+from jaiweb.comic.reading import reading_of
 from jaiweb.render.selectors import images_by_id
 from jaiweb.sessions import limits
 from jaiweb.store.errors import ShareLinkNotFound
@@ -45,9 +48,16 @@ def _opened(token: str):
 def shared_branch(request: HttpRequest, token: str) -> HttpResponse:
     if (refused := _too_many(request)) is not None:
         return refused
-    session, panels = _opened(token)
-    shown = [(panel, share_panel_ref(token=token, image_id=panel.image_id)) for panel in panels]
-    ctx = {"title": session.title, "panels": shown, "token": token}
+    try:
+        session, leaf = share_link_open(token=token)
+    except ShareLinkNotFound:
+        raise Http404("no such share link") from None
+    reading = reading_of(session=session, leaf_id=leaf).sourced(
+        lambda image_id: reverse(
+            "shared-panel", args=[token, share_panel_ref(token=token, image_id=image_id)]
+        )
+    )
+    ctx = {"title": session.title, "reading": reading, "token": token}
     response = render(request, "studio/shared.html", ctx)
     response["Cache-Control"] = "private, no-store"
     response["Referrer-Policy"] = "no-referrer"  # the token is in the address

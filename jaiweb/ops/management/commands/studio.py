@@ -17,7 +17,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from jaiweb.ops.startup import refuse_a_broken_image_backend
+from jaiweb.ops.startup import refuse_a_broken_image_backend, warm_up
 
 # How long a stopping studio waits for its runs to reach a step boundary and hand their
 # operations back; a run still inside a step then (a slow model, a render) is left to the
@@ -82,6 +82,7 @@ class Command(BaseCommand):
         if settings.DEBUG or options["insecure"]:
             application = ASGIStaticFilesHandler(application)
 
+        warm_up()  # before it listens: a page reconnecting after a restart is answered fast
         server = None
         runners = []
 
