@@ -46,11 +46,11 @@ STARTERS: tuple[Starter, ...] = (
     Starter("rival", "Super Strong", "超人强",
             ("Super-Strong-Man", "super strong man", "superman qiang", "chaoren qiang",
              "super qiang")),
+    Starter("teacher", "Teacher Muddle", "迷糊老师",
+            ("teacher mihu", "the teacher", "teacher", "professor", "老师")),
     Starter("girl", "Feifei", "菲菲", ("fei fei", "fifi")),
     Starter("small", "Daidai", "小呆呆", ("xiao daidai", "dumb-dumb", "little dai")),
     Starter("robot", "Bobby", "波比", ("bobi", "bobbi")),
-    Starter("teacher", "Teacher Muddle", "迷糊老师",
-            ("teacher mihu", "the teacher", "teacher", "professor", "老师")),
 )
 # fmt: on
 BY_ROLE = {s.role: s for s in STARTERS}
@@ -238,17 +238,18 @@ class Cast:
         for name in reversed(recent):
             if name not in others and name in self.by_name:
                 return name
-        left = [m for m in self.onstage if m.name not in others] or [
-            m for m in self.members if m.name not in others and m.role == "hero"
-        ]
-        if len(left) == 1:
-            return left[0].name
-        if fight:
-            for role in ("rival", "hero"):
-                member = next((m for m in left if m.role == role), None)
-                if member is not None:
-                    return member.name
-        raise Ambiguous("him", [m.name for m in left])
+        stage = [m for m in self.onstage if m.name not in others]
+        if len(stage) == 1:
+            return stage[0].name
+        pool = stage or [m for m in self.members if m.name not in others]
+        roles = ("rival", "hero") if fight else ("hero",) if not stage else ()
+        for role in roles:
+            member = next((m for m in pool if m.role == role), None)
+            if member is not None:
+                return member.name
+        if len(pool) == 1:
+            return pool[0].name
+        raise Ambiguous("him", [m.name for m in pool])
 
 
 def has_pronoun(text: str) -> bool:

@@ -200,7 +200,7 @@ def test_prompts_to_tools(director, prompt, before, tools):
     assert reply.stop_reason == ("tool_use" if tools else "stop")
     # a drawing says what it costs (the narration streams before the call it announces)
     if DRAW in tools:
-        assert "10 credits" in reply.text or "10 点券" in reply.text
+        assert "10 credits" in reply.text or "10 积分" in reply.text
     assert "img_" not in reply.text  # no internal ids in what the user reads
 
 
@@ -344,7 +344,7 @@ def test_the_cost_is_said_before_the_approval_with_the_mode(director):
     events = list(director.stream([UserMessage(content="/draw 擂台")], TOOLS))
     first_call = next(i for i, e in enumerate(events) if isinstance(e, ToolCallDelta))
     said = "".join(e.text for e in events[:first_call] if isinstance(e, TextDelta))
-    assert "10 点券" in said  # the cost streams before the call that is then approved
+    assert "10 积分" in said  # the cost streams before the call that is then approved
 
 
 def test_the_panel_says_the_directors_words_not_the_instruction(director):
@@ -458,7 +458,7 @@ def test_after_the_tools_ran_it_closes_the_turn(director):
                 is_error=True,
                 details={"code": "insufficient_credits"},
             ),
-            "点券不够",
+            "积分不够",
         ),
         (
             ToolResultMessage(
@@ -514,8 +514,12 @@ def test_state_command_takes_multi_word_values(director):
 
 def test_state_command_with_some_keys_a_multi_word_character_and_a_repeat(director):
     reply = run(director, [UserMessage(content="/state GG Bond mood=happy mood=angry")])
+    assert calls_of(reply) == [  # GG Bond is one of the hero's names: the one cast's
+        ("call_1", "set_character_state", {"character": "猪猪侠", "mood": "angry"})
+    ]
+    reply = run(director, [UserMessage(content="/state Mr Wolf mood=happy mood=angry")])
     assert calls_of(reply) == [
-        ("call_1", "set_character_state", {"character": "GG Bond", "mood": "angry"})
+        ("call_1", "set_character_state", {"character": "Mr Wolf", "mood": "angry"})
     ]
     reply = run(director, [UserMessage(content="/状态 菲菲 招式=旋风腿 心情=开心")])
     assert calls_of(reply) == [
@@ -540,7 +544,7 @@ def test_draw_command_draws_its_scene_and_several_commands_go_in_one_reply(direc
         ("call_3", "generate_image", {"prompt": "观众欢呼"}),
     ]
     assert reply.stop_reason == "tool_use"
-    assert "20 点券" in reply.text
+    assert "20 积分" in reply.text
 
 
 def test_bare_draw_draws_the_scene_text_and_scenes_are_capped(director):
@@ -656,10 +660,12 @@ def test_keyword_table_is_data():
         "laxative",
         "lollipop",
         "finishing",
+        "finishing",
         "mood",
         "help",
         "question",
         "draw",
+        "scene",
         "scene",
     ]
 

@@ -266,11 +266,13 @@ def roles(
     doers = [n for n in names if n not in givers and n not in hit]
     if givers and not receivers and not eaters and pronoun:
         receivers = [cast.refer(recent, besides=names)]
+    if not eaters and not receivers and pronoun and _pronoun_eats(folded):
+        eaters = [cast.refer(recent, besides=names)]  # "he eats …"
     if eaters or receivers:  # someone takes something: whoever gives it acts
         character = (eaters or receivers)[0]
         giver = next((g for g in givers if g != character), None)
         return character, giver, giver or character, character if giver else ""
-    if fight:
+    if fight and (names or pronoun):
         actor = doers[0] if doers else _striker(cast, recent, states, besides=hit)
         target = next((n for n in hit if n != actor), None)
         if target is None:
@@ -285,7 +287,11 @@ def roles(
         who = cast.refer(recent, besides=names)
         return who, None, who, ""
     who = recent[-1] if recent and recent[-1] in cast.by_name else _hero(cast)
-    return who, None, who, ""
+    return who, None, "", ""  # nobody named: the panel does not say who acts
+
+
+def _pronoun_eats(folded: str) -> bool:
+    return any(_near(folded, p, EATING, after=True) for p in ("he", "she", "他", "她"))
 
 
 def _striker(
