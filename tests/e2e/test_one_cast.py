@@ -150,3 +150,29 @@ def test_the_newcomers_cast_is_the_one_cast(shared_studio, page):
     assert striker == ["Pig-Man"], striker
     no_chinese(page, third)
     shot(page, "one-cast-3-knocked-flying")
+
+
+def test_an_unsure_prompt_offers_a_draw_it_button_that_sends_the_draw(shared_studio, page):
+    """ "the hero wins" draws nothing and costs nothing; the director's Draw it button sends
+    the /draw line itself, and the approval says the cost before anything is drawn."""
+    from tests.e2e.helpers import credits, open_new_session, wait_stream_has
+
+    session_id = open_new_session(page, shared_studio.url, "unsure")
+    before = credits(page)
+    send_prompt(page, "the hero wins")
+    wait_run_finished(session_id)
+    button = page.locator('#stream [data-action="draw-it"]')
+    button.wait_for()
+    assert button.get_attribute("data-prompt") == "/draw the hero wins"
+    assert "send:" not in page.locator("#stream-text").inner_text()
+    assert panels(page).count() == 0 and credits(page) == before
+    shot(page, "one-cast-draw-it")
+
+    button.click()
+    approve = page.locator('[data-action="approve"]:visible').first
+    approve.wait_for()
+    wait_stream_has(page, "This panel costs 10 credits")
+    approve.click()
+    wait_run_finished(session_id)
+    wait_until(lambda: panels(page).count() == 1, 10, "the panel the button asked for")
+    no_chinese(page)

@@ -138,3 +138,23 @@ def test_an_english_session_hears_and_stores_no_chinese(prompt):
     assert text.startswith(LABELS["en"])
     assert not CJK.search(text), text
     assert not CJK.search(arguments), arguments
+
+
+def test_an_unsure_reply_offers_a_draw_it_button_not_a_command_to_type(client):
+    from django.template.loader import render_to_string
+    from django.utils import translation
+
+    reply = (
+        "[offline director] I'm not sure you want a panel drawn (a panel costs 10 credits), "
+        "so I haven't drawn one. Draw it? /draw the hero wins."
+    )
+    html = render_to_string("studio/stream/reply.html", {"reply": reply})
+    assert 'data-action="draw-it" data-prompt="/draw the hero wins"' in html
+    assert "Draw it</button>" in html and "send:" not in html
+    with translation.override("zh-hans"):
+        zh = render_to_string(
+            "studio/stream/reply.html", {"reply": "[离线导演] 要画出来吗？/draw 猪猪侠。"}
+        )
+    assert 'data-prompt="/draw 猪猪侠"' in zh and "画出来</button>" in zh
+    plain = render_to_string("studio/stream/reply.html", {"reply": "[offline director] Done."})
+    assert "draw-it" not in plain
