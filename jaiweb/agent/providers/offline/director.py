@@ -38,7 +38,7 @@ from jaiweb.agent.providers.offline.narration import (
 from jaiweb.agent.providers.offline.summary import GENERATE, SET_STATE, summarize
 from jaiweb.render.panel.script import compose, parse
 from jaiweb.render.services import PANEL_COST
-from journal.cast import Ambiguous
+from journal.cast import Ambiguous, has_pronoun
 from journal.entries import (
     AssistantMessage,
     ContextMessage,
@@ -161,7 +161,13 @@ def _plan_commands(
         elif command.name == "draw":
             scene = (command.rest or scene_text)[:SCENE_LIMIT].strip()
             if scene:  # the user's own words are the scene and the caption
-                _add_draw(plan, scene, scene, offered)
+                who = keywords.read(scene, plan.lang, memory.cast, memory.recent, memory.states)
+                # who acts and who it is done to, as far as the user's words say it
+                said = [*memory.cast.named(scene), *([who.target] if has_pronoun(scene) else [])]
+                actor, target = (n if n in said else "" for n in (who.actor, who.target))
+                if who.unsure is None and (actor or target):
+                    scene = compose(scene, lang=plan.lang, actor=actor, target=target)
+                _add_draw(plan, scene, parse(scene).scene, offered)
             else:
                 plan.say("draw_empty")
         elif command.name == "publish":

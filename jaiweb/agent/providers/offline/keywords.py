@@ -42,6 +42,8 @@ FINISHING = ("降龙十巴掌", "绝招", "大招", "必杀", "终极", "最后�
              "dragon slap", "dragon slaps", "dragon-subduing", "ten slaps", "ten dragon slaps")
 KNOCK = ("knock", "knocks", "knocked", "send", "sends", "sent", "slap", "slaps", "punch",
          "punches", "kick", "kicks", "hit", "hits", "打", "拍", "踢", "揍")
+PASSIVE = ("被", "is hit", "gets hit", "is knocked", "gets knocked", "is slapped", "goes flying",
+           "is sent flying")  # after a name: the one it is done to
 FLYING = ("flying", "into the air", "out of the ring", "飞", "飞出")
 MOODS = {  # a kind of mood: the words for it, and the mood set in Chinese
     "sad": (("sad", "unhappy", "upset", "gloomy", "miserable", "cry", "crying",
@@ -262,7 +264,7 @@ def roles(
     eaters = [n for n in names if near(n, EATING, True)]
     receivers = [n for n in names if near(n, GIVING, False)]
     givers = [n for n in names if near(n, GIVING, True)]
-    hit = [n for n in names if near(n, FIGHT + KNOCK, False)]
+    hit = [n for n in names if near(n, FIGHT + KNOCK, False) or near(n, PASSIVE, True)]
     doers = [n for n in names if n not in givers and n not in hit]
     if givers and not receivers and not eaters and pronoun:
         receivers = [cast.refer(recent, besides=names)]
