@@ -1,5 +1,7 @@
 """A newcomer's own session: their cast is the one cast, with no built-in double.
 
+(The same story runs on a Chinese page with 猪猪侠，超人强，迷糊老师 and Chinese prompts.)
+
 They create "Pig-Man, Super-Strong-Man, Teacher Muddle" on an English page and tell the
 story in their own words: the lollipop in the ring, Teacher Muddle's laxative by mistake
 ("him" is Pig-Man), a rewind by clicking the first panel, then "knock him flying with the
@@ -33,11 +35,33 @@ from tests.e2e.helpers import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-CAST = ["Pig-Man", "Super-Strong-Man", "Teacher Muddle"]
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
-LOLLIPOP = "Draw Pig-Man eating the super lollipop in the ring"
-LAXATIVE = "now Teacher Muddle gives him an expired laxative pill by mistake"
-KNOCK = "knock him flying with the ten slaps"
+# The story in each language: the cast as typed, the four steps' words, what the states say.
+STORIES = {
+    "en": {
+        "cast": ["Pig-Man", "Super-Strong-Man", "Teacher Muddle"],
+        "lollipop": "Draw Pig-Man eating the super lollipop in the ring",
+        "laxative": "now Teacher Muddle gives him an expired laxative pill by mistake",
+        "knock": "knock him flying with the ten slaps",
+        "skill": "Ten Dragon Slaps",
+        "kung_fu": "Super lollipop",
+        "sick": "laxative",
+        "none": "none",
+        "calm": "calm",
+    },
+    "zh": {
+        "cast": ["猪猪侠", "超人强", "迷糊老师"],
+        "lollipop": "画猪猪侠在擂台上吃超级棒棒糖",
+        "laxative": "接着迷糊老师拿错了药，给他吃了一颗过期泻药丸",
+        "knock": "用降龙十巴掌把他拍飞",
+        "skill": "降龙十巴掌",
+        "kung_fu": "超级棒棒糖",
+        "sick": "拉肚子",
+        "none": "无",
+        "calm": "平静",
+    },
+}
+CAST = STORIES["en"]["cast"]
 
 
 def state_of(session_id: str) -> dict:
@@ -54,11 +78,11 @@ def shown_characters(page) -> list[str]:
     )
 
 
-def three_characters(page, session_id: str) -> dict:
+def three_characters(page, session_id: str, cast: list[str] = CAST) -> dict:
     """Exactly the user's three, in the journal and on the page; their states."""
     characters = state_of(session_id)
-    assert sorted(characters) == sorted(CAST), characters
-    wait_until(lambda: sorted(shown_characters(page)) == sorted(CAST), 10, "the three")
+    assert sorted(characters) == sorted(cast), characters
+    wait_until(lambda: sorted(shown_characters(page)) == sorted(cast), 10, "the three")
     return characters
 
 
@@ -92,64 +116,76 @@ def turn(page, session_id: str, text: str) -> None:
     wait_tree_has(page, branch_entry_ids(session_id))
 
 
-def test_the_newcomers_cast_is_the_one_cast(shared_studio, page):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_newcomers_cast_is_the_one_cast(shared_studio, browser, new_page, lang):
+    story = STORIES[lang]
+    cast = story["cast"]
+    hero, rival, teacher = cast
+    locale = "zh-CN" if lang == "zh" else "en-US"
+    page = new_page(browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale))
+    english = lang == "en"
     base = shared_studio.url
     signup(page, base, unique("cast_"))
-    page.locator('input[name="title"]').fill("Pig-Man in the ring")
-    page.locator('textarea[name="characters"]').fill(", ".join(CAST))
+    page.locator('input[name="title"]').fill(f"{hero} in the ring")
+    page.locator('textarea[name="characters"]').fill(("，" if not english else ", ").join(cast))
     page.locator('[data-action="create-session"]').click()
     page.wait_for_url(SESSION_URL)
     session_id = SESSION_URL.search(page.url).group(1)
     wait_ws_open(page)
-    characters = three_characters(page, session_id)
-    assert {c["mood"] for c in characters.values()} == {"calm"}
-    no_chinese(page)
+    characters = three_characters(page, session_id, cast)
+    assert {c["mood"] for c in characters.values()} == {story["calm"]}
+    if english:
+        no_chinese(page)
 
-    # 1. the lollipop: Pig-Man's state, Pig-Man drawn once
-    turn(page, session_id, LOLLIPOP)
+    # 1. the lollipop: the hero's state, the hero drawn once
+    turn(page, session_id, story["lollipop"])
     wait_until(lambda: panels(page).count() == 1, 10, "the first panel")
-    characters = three_characters(page, session_id)
-    assert characters["Pig-Man"]["skill"] == "Ten Dragon Slaps"
-    assert characters["Pig-Man"]["buff"].startswith("Super lollipop")
-    assert {characters[n]["buff"] for n in CAST[1:]} == {"none"}
+    characters = three_characters(page, session_id, cast)
+    assert characters[hero]["skill"] == story["skill"]
+    assert characters[hero]["buff"].startswith(story["kung_fu"])
+    assert {characters[n]["buff"] for n in (rival, teacher)} == {story["none"]}
     first = panel_svg(page, 0)
-    assert drawn(first) == ["Pig-Man"], drawn(first)
-    no_chinese(page, first)
-    shot(page, "one-cast-1-lollipop")
+    assert drawn(first) == [hero], drawn(first)
+    if english:
+        no_chinese(page, first)
+    shot(page, f"one-cast-{lang}-1-lollipop")
 
-    # 2. "him" is Pig-Man: the laxative is his; Teacher Muddle gives it, both drawn once
-    turn(page, session_id, LAXATIVE)
+    # 2. "him" is the hero: the laxative is his; the teacher gives it, both drawn once
+    turn(page, session_id, story["laxative"])
     wait_until(lambda: panels(page).count() == 2, 10, "the second panel")
-    characters = three_characters(page, session_id)
-    assert "laxative" in characters["Pig-Man"]["buff"]
-    assert characters["Pig-Man"]["skill"] == "none"
-    assert {characters[n]["buff"] for n in CAST[1:]} == {"none"}
+    characters = three_characters(page, session_id, cast)
+    assert story["sick"] in characters[hero]["buff"]
+    assert characters[hero]["skill"] == story["none"]
+    assert {characters[n]["buff"] for n in (rival, teacher)} == {story["none"]}
     second = panel_svg(page, 1)
-    assert sorted(drawn(second)) == ["Pig-Man", "Teacher Muddle"], drawn(second)
-    no_chinese(page, second)
-    shot(page, "one-cast-2-laxative")
+    assert sorted(drawn(second)) == sorted([hero, teacher]), drawn(second)
+    if english:
+        no_chinese(page, second)
+    shot(page, f"one-cast-{lang}-2-laxative")
 
     # 3. a rewind by clicking: back to right after the lollipop
     panels(page).first.locator('[data-action="continue-panel"]').click()
-    wait_character_state(page, "Super lollipop", lacks="laxative")
+    wait_character_state(page, story["kung_fu"], lacks=story["sick"])
     wait_until(lambda: panels(page).count() == 1, 10, "the strip of the earlier branch")
-    characters = three_characters(page, session_id)
-    assert characters["Pig-Man"]["skill"] == "Ten Dragon Slaps"
-    no_chinese(page)
+    characters = three_characters(page, session_id, cast)
+    assert characters[hero]["skill"] == story["skill"]
+    if english:
+        no_chinese(page)
 
-    # 4. "knock him flying": Pig-Man strikes, his rival flies
-    turn(page, session_id, KNOCK)
+    # 4. "knock him flying": the hero strikes with his skill, his rival flies
+    turn(page, session_id, story["knock"])
     wait_until(lambda: panels(page).count() == 2, 10, "the finishing panel")
-    characters = three_characters(page, session_id)
-    assert characters["Pig-Man"]["skill"] == "Ten Dragon Slaps"
+    characters = three_characters(page, session_id, cast)
+    assert characters[hero]["skill"] == story["skill"]
     third = panel_svg(page, 1)
-    assert sorted(drawn(third)) == ["Pig-Man", "Super-Strong-Man"], drawn(third)
+    assert sorted(drawn(third)) == sorted([hero, rival]), drawn(third)
     flying = re.findall(r'data-character="([^"]+)"[^>]*data-flying="true"', third)
-    assert flying == ["Super-Strong-Man"], flying
+    assert flying == [rival], flying
     striker = re.findall(r'data-character="([^"]+)" data-role="actor"', third)
-    assert striker == ["Pig-Man"], striker
-    no_chinese(page, third)
-    shot(page, "one-cast-3-knocked-flying")
+    assert striker == [hero], striker
+    if english:
+        no_chinese(page, third)
+    shot(page, f"one-cast-{lang}-3-knocked-flying")
 
 
 def test_an_unsure_prompt_offers_a_draw_it_button_that_sends_the_draw(shared_studio, page):

@@ -94,6 +94,9 @@ def test_every_director_message_is_in_both_languages_and_english_has_no_chinese(
         said = json.dumps(table["zh"], ensure_ascii=False)
         assert not any(term in said for term in WRONG_TERMS), said
     assert not CJK.search(json.dumps(STATES["en"], ensure_ascii=False))
+    words = catalogue()  # the director names a state's fields as the page does
+    for field in ("buff", "skill", "mood"):
+        assert TEXT["zh"][f"key_{field}"] == words[field], field
 
 
 TOOLS = [

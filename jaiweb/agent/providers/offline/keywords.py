@@ -273,6 +273,8 @@ def roles(
     if eaters or receivers:  # someone takes something: whoever gives it acts
         character = (eaters or receivers)[0]
         giver = next((g for g in givers if g != character), None)
+        if giver is None and _has(folded, GIVING):  # "迷糊老师拿错了药，给他吃了…"
+            giver = next((n for n in names if n != character), None)
         return character, giver, giver or character, character if giver else ""
     if fight and (names or pronoun):
         actor = doers[0] if doers else _striker(cast, recent, states, besides=hit)

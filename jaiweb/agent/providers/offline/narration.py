@@ -20,9 +20,9 @@ TEXT: dict[str, dict[str, str]] = {
         "state": "更新{c}的状态：{fields}。",
         "field": "{k}「{v}」",
         "sep": "、",
-        "key_buff": "buff",
-        "key_skill": "招式",
-        "key_mood": "心情",
+        "key_buff": "增益",
+        "key_skill": "技能",
+        "key_mood": "情绪",
         "draw": "画一格分镜：「{caption}」。",
         "scene_guess": "我把这句当成要画的场景。",
         "cost_one": "这一格要花 {cost} 积分。",
@@ -37,7 +37,7 @@ TEXT: dict[str, dict[str, str]] = {
         "panels": "先看看这条分支上已经画了哪些分镜（只是查看，不花积分）。",
         "missing_tool": "这里没有提供「{tool}」这个工具，这一步跳过。",
         "state_no_char": "/state 需要角色名，例如：/state 猪猪侠 buff=… skill=… mood=…。",
-        "state_no_fields": "/state {c} 没有给出 buff/skill/mood，什么也不改。",
+        "state_no_fields": "/state {c} 没有给出增益、技能或情绪（buff/skill/mood），什么也不改。",
         "draw_empty": "/draw 后面要写场景，例如：/draw 猪猪侠在擂台上对决超人强。",
         "ask_scene": "要画什么？发送 /draw 加上场景，例如：/draw 猪猪侠在擂台上对决超人强。",
         "unknown": (
@@ -47,7 +47,7 @@ TEXT: dict[str, dict[str, str]] = {
         "idle": "等你的下一条指令。",
         "caption": "新的一格分镜",
         "join": "",
-        "mood": "把{c}的心情改成「{mood}」：只改状态，不画图，不花积分。",
+        "mood": "把{c}的情绪改成「{mood}」：只改状态，不画图，不花积分。",
         "mood_offer": "要画出来吗？/draw {scene}",
         "mood_scene": "{c}一脸{mood}的样子",
         "offer": (
@@ -65,12 +65,12 @@ TEXT: dict[str, dict[str, str]] = {
             "「列出分镜」；「/publish 配文」（发布最新的一格）。"
             "想撤销，就在树里点更早的节点，再点「从这里继续」。"
         ),
-        "state_answer": "{c}{source}：buff「{buff}」，招式「{skill}」，心情「{mood}」。",
+        "state_answer": "{c}{source}：增益「{buff}」，技能「{skill}」，情绪「{mood}」。",
         "source_app": "在这条分支上",
         "source_conv": "（按这段对话的记录）",
         "state_unknown": (
             "这段对话里还没改过{c}的状态；角色面板显示的就是当前状态"
-            "（默认：buff 无，招式 无，心情 平静）。"
+            "（默认：增益 无，技能 无，情绪 平静）。"
         ),
         "state_nobody": "这段对话里还没改过任何角色的状态；当前状态请看角色面板。",
         "state_how": "要改状态：/state 猪猪侠 mood=开心，或者说「让猪猪侠开心」。",
