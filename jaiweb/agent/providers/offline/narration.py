@@ -39,7 +39,7 @@ TEXT: dict[str, dict[str, str]] = {
         "state_no_char": "/state 需要角色名，例如：/state 猪猪侠 buff=… skill=… mood=…。",
         "state_no_fields": "/state {c} 没有给出增益、技能或情绪（buff/skill/mood），什么也不改。",
         "draw_empty": "/draw 后面要写场景，例如：/draw 猪猪侠在擂台上对决超人强。",
-        "ask_scene": "要画什么？发送 /draw 加上场景，例如：/draw 猪猪侠在擂台上对决超人强。",
+        "ask_scene": "要画什么？直接说出场景就行，例如：猪猪侠在擂台上对决超人强。",
         "unknown": (
             "不认识的命令 /{cmd}，已忽略（可用：/draw /state /publish /panels /say /help）。"
         ),
@@ -133,8 +133,8 @@ TEXT: dict[str, dict[str, str]] = {
         "state_no_fields": "/state {c} gives no buff/skill/mood: nothing to change.",
         "draw_empty": "/draw needs a scene, e.g. /draw Pig-Man faces Super Strong in the ring.",
         "ask_scene": (
-            "What should the panel show? Send /draw and the scene, e.g. "
-            "/draw Pig-Man faces Super Strong in the ring."
+            "What should the panel show? Just say the scene, e.g. "
+            '"Pig-Man faces Super Strong in the ring".'
         ),
         "unknown": (
             "Unknown command /{cmd}, ignored (try /draw /state /publish /panels /say /help)."
