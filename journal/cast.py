@@ -283,7 +283,7 @@ def _folded_with_map(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-@functools.cache
+@functools.lru_cache(maxsize=512)  # one per cast seen lately: a server sees many
 def _matcher(words: tuple[str, ...]) -> re.Pattern[str]:
     """Chinese words anywhere; English words and phrases whole; longest first."""
     parts = []

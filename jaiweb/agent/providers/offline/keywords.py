@@ -419,7 +419,7 @@ def _spot(folded: str, word: str) -> int:
     return found.start() if found else -1
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)  # user names come and go: a bounded cache
 def _matcher(words: tuple[str, ...]) -> re.Pattern[str]:
     """Chinese words (and punctuation) anywhere; English words and phrases whole."""
     parts = []
