@@ -49,6 +49,7 @@ from jaiweb.store.services import (
 )
 from jaiweb.store.wakeups import work_announce
 from journal.appstate import LOOK_FIELDS, describe
+from journal.cast import DEFAULT_STATE, Ambiguous, Cast
 from journal.entries import AppStateEntry
 
 log = logging.getLogger(__name__)
@@ -232,7 +233,8 @@ def character_set(
     expected_leaf_id: str | None,
     now: datetime | None = None,
 ) -> dict:
-    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf.
+    """Edit (or add) one character by hand: an ``app_state`` entry at the leaf. The name
+    is resolved by the session's one cast (an alias edits the character it stands for).
 
     The limits of buff, skill and mood are the ``set_character_state`` tool's
     (``CharacterStateArgs``): what a person may type is what the agent may write. The look
@@ -248,10 +250,16 @@ def character_set(
     image = look.get("reference_image_id")
     if image is not None and not image_owned(image_id=image, owner_id=session.owner_id):
         raise ImageNotYours("reference_image_id", image)
-    name = args.character
     fields = {**args.model_dump(exclude={"character"}, exclude_none=True), **look}
     state = _state_now(session, expected_leaf_id)
-    current = state.characters.get(name, Character()).model_dump(mode="json")
+    language = getattr(state, "language", None)
+    try:  # the one cast: 猪猪侠 typed in a session with "Pig-Man" edits Pig-Man
+        cast = Cast.of(state.as_json()["characters"], "en" if language == "en" else "zh")
+        name = cast.resolve(args.character) or args.character
+    except Ambiguous as exc:
+        raise InvalidEntry(f"character: {exc}; name the character") from None
+    fresh = Character(**DEFAULT_STATE["en"]) if language == "en" else Character()
+    current = state.characters.get(name, fresh).model_dump(mode="json")
     state.characters[name] = Character.model_validate({**current, **fields})
     return _state_append(session, state.as_json(), expected_leaf_id, now or timezone.now())
 

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
 from journal.appstate import Character
+from journal.cast import DEFAULT_STATE
 
 # The tag of a tree node (what starts the turn), short: it sits in a badge.
 TAGS = {
@@ -37,6 +38,7 @@ TOOLS = {
 
 # The stored default of each character field (journal.appstate), shown as a placeholder.
 _DEFAULTS = {name: field.default for name, field in Character.model_fields.items()}
+_ENGLISH = DEFAULT_STATE["en"]
 DEFAULT_SHOWN = {
     "buff": _("none"),
     "skill": _("none"),
@@ -67,8 +69,9 @@ def tool_label(name: str) -> str:
 
 
 def is_default(field: str, value: Any) -> bool:
-    """The value is the stored default of that character field (``无``, ``平静``)."""
-    return field in DEFAULT_SHOWN and value == _DEFAULTS.get(field)
+    """The value is the stored default of that character field in either language (``无``,
+    ``平静``; ``none``, ``calm``)."""
+    return field in DEFAULT_SHOWN and value in (_DEFAULTS.get(field), _ENGLISH.get(field))
 
 
 def state_value(value: Any, field: str) -> str:
@@ -92,3 +95,15 @@ def people_named(text: str) -> str:
         return text
     names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
     return _PERSON.sub(lambda m: names.get(int(m.group(1)), m.group(0)), text)
+
+
+# The director's offer of a panel it was unsure about: its reply ends with the /draw line.
+DRAW_OFFER = re.compile(r"^(?P<text>\[[^\]]+\].*?)\s*(?P<line>/(?:draw|画)\s.+?)\s*[.。]?$", re.S)
+
+
+def draw_offer(reply: str) -> tuple[str, str] | None:
+    """``(text, /draw line)`` when a director's reply ends by offering a panel, so the page
+    shows a one-click "Draw it" button that sends that line instead of asking for it to be
+    typed; None for any other reply."""
+    found = DRAW_OFFER.match(reply or "")
+    return (found.group("text"), found.group("line")) if found else None

@@ -109,6 +109,18 @@
     box.setSelectionRange(box.value.length, box.value.length);
   });
 
+  // --- "Draw it": the director's offered /draw line, put in the prompt box and sent.
+  document.addEventListener("click", function (e) {
+    var offer = e.target.closest && e.target.closest('[data-action="draw-it"]');
+    if (!offer) return;
+    var form = document.getElementById("prompt-form");
+    var box = form && form.querySelector('textarea[name="text"]');
+    if (!box) return;
+    box.value = offer.dataset.prompt;
+    offer.disabled = true;
+    form.requestSubmit();
+  });
+
   // --- tabs (narrow screens): the story, the tree, the characters.
   document.addEventListener("click", function (e) {
     var tab = e.target.closest && e.target.closest("[data-tab-target]");

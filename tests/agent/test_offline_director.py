@@ -20,6 +20,7 @@ from jaiweb.agent.providers.offline import RULES, OfflineDirector, grammar
 from jaiweb.agent.providers.offline.limits import FIELD_LIMITS
 from jaiweb.agent.tools.character import CharacterStateArgs
 from jaiweb.render.panel.script import parse
+from journal.cast import new_cast
 from journal.entries import (
     AssistantMessage,
     SummaryMessage,
@@ -200,7 +201,7 @@ def test_prompts_to_tools(director, prompt, before, tools):
     assert reply.stop_reason == ("tool_use" if tools else "stop")
     # a drawing says what it costs (the narration streams before the call it announces)
     if DRAW in tools:
-        assert "10 credits" in reply.text or "10 点券" in reply.text
+        assert "10 credits" in reply.text or "10 积分" in reply.text
     assert "img_" not in reply.text  # no internal ids in what the user reads
 
 
@@ -344,7 +345,7 @@ def test_the_cost_is_said_before_the_approval_with_the_mode(director):
     events = list(director.stream([UserMessage(content="/draw 擂台")], TOOLS))
     first_call = next(i for i, e in enumerate(events) if isinstance(e, ToolCallDelta))
     said = "".join(e.text for e in events[:first_call] if isinstance(e, TextDelta))
-    assert "10 点券" in said  # the cost streams before the call that is then approved
+    assert "10 积分" in said  # the cost streams before the call that is then approved
 
 
 def test_the_panel_says_the_directors_words_not_the_instruction(director):
@@ -459,7 +460,7 @@ def test_after_the_tools_ran_it_closes_the_turn(director):
                 is_error=True,
                 details={"code": "insufficient_credits"},
             ),
-            "点券不够",
+            "积分不够",
         ),
         (
             ToolResultMessage(
@@ -515,8 +516,12 @@ def test_state_command_takes_multi_word_values(director):
 
 def test_state_command_with_some_keys_a_multi_word_character_and_a_repeat(director):
     reply = run(director, [UserMessage(content="/state GG Bond mood=happy mood=angry")])
+    assert calls_of(reply) == [  # GG Bond is one of the hero's names: the one cast's
+        ("call_1", "set_character_state", {"character": "猪猪侠", "mood": "angry"})
+    ]
+    reply = run(director, [UserMessage(content="/state Mr Wolf mood=happy mood=angry")])
     assert calls_of(reply) == [
-        ("call_1", "set_character_state", {"character": "GG Bond", "mood": "angry"})
+        ("call_1", "set_character_state", {"character": "Mr Wolf", "mood": "angry"})
     ]
     reply = run(director, [UserMessage(content="/状态 菲菲 招式=旋风腿 心情=开心")])
     assert calls_of(reply) == [
@@ -537,11 +542,11 @@ def test_draw_command_draws_its_scene_and_several_commands_go_in_one_reply(direc
 
     assert calls_of(reply) == [
         ("call_1", "set_character_state", {"character": "超人强", "mood": "生气"}),
-        ("call_2", "generate_image", {"prompt": "超人强 被一掌拍飞出擂台"}),
+        ("call_2", "generate_image", {"prompt": "超人强 被一掌拍飞出擂台\n对象：超人强"}),
         ("call_3", "generate_image", {"prompt": "观众欢呼"}),
     ]
     assert reply.stop_reason == "tool_use"
-    assert "20 点券" in reply.text
+    assert "20 积分" in reply.text
 
 
 def test_bare_draw_draws_the_scene_text_and_scenes_are_capped(director):
@@ -657,10 +662,12 @@ def test_keyword_table_is_data():
         "laxative",
         "lollipop",
         "finishing",
+        "finishing",
         "mood",
         "help",
         "question",
         "draw",
+        "scene",
         "scene",
     ]
 
@@ -818,3 +825,61 @@ def test_summarize_pairs_each_result_with_its_own_call(director):
     history = turn(director, history, "/draw 观众欢呼", drawn("call_1", "img_03"))
     summary = director.summarize(history)
     assert "img_02「决战」" in summary and "img_03「观众欢呼」" in summary
+
+
+# --- the one cast --------------------------------------------------------------------------
+
+USERS_CAST = {
+    "characters": new_cast(["Pig-Man", "Super-Strong-Man", "Teacher Muddle"], "en"),
+    "permission_mode": "ask",
+    "language": "en",
+}
+
+
+def test_the_users_cast_gets_the_states_and_the_script_says_who_acts_on_whom(director):
+    """The newcomer's story: every state lands on one of the user's three, never on a
+    built-in double; "him" is Pig-Man, then his rival."""
+    state = {**USERS_CAST, "characters": {**USERS_CAST["characters"]}}
+    first = UserMessage(content="Draw Pig-Man eating the super lollipop in the ring")
+    reply = run(director, [first], language="en", app_state=state)
+    (_, _, kung_fu), (_, _, draw) = calls_of(reply)
+    assert kung_fu["character"] == "Pig-Man" and kung_fu["skill"] == "Ten Dragon Slaps"
+    assert parse(draw["prompt"]).actor == "Pig-Man"
+    history = [first, as_assistant(reply), state_set("call_1", kung_fu), drawn("call_2", "img_1")]
+
+    state["characters"]["Pig-Man"] = {k: v for k, v in kung_fu.items() if k != "character"}
+    pill = UserMessage(content="now Teacher Muddle gives him an expired laxative pill by mistake")
+    reply = run(director, [*history, pill], language="en", app_state=state)
+    (_, _, sick), (_, _, draw) = calls_of(reply)
+    assert sick["character"] == "Pig-Man" and "laxative" in sick["buff"]
+    script = parse(draw["prompt"])
+    assert (script.actor, script.target) == ("Teacher Muddle", "Pig-Man")
+    assert ("Teacher Muddle", "Oops, wrong bottle!") in script.speech
+
+    knock = UserMessage(content="knock him flying with the ten slaps")
+    reply = run(director, [*history, knock], language="en", app_state=state)
+    [(_, tool, draw)] = calls_of(reply)
+    script = parse(draw["prompt"])
+    assert tool == "generate_image" and (script.actor, script.target) == (
+        "Pig-Man",
+        "Super-Strong-Man",
+    )
+    assert "Super-Strong-Man goes flying" in script.caption
+
+
+def test_an_alias_in_a_state_command_lands_on_the_users_character(director):
+    reply = run(director, [UserMessage(content="/state 猪猪侠 mood=happy")], app_state=USERS_CAST)
+    assert calls_of(reply) == [
+        ("call_1", "set_character_state", {"character": "Pig-Man", "mood": "happy"})
+    ]
+
+
+def test_a_mention_that_could_be_two_characters_is_asked_about(director):
+    state = {
+        "characters": {"Pig-Man": {"aliases": ["the twin"]}, "Pig-Girl": {"aliases": ["the twin"]}},
+        "language": "en",
+    }
+    for prompt in ("Draw the twin eating a lollipop", "/state the twin mood=happy"):
+        reply = run(director, [UserMessage(content=prompt)], language="en", app_state=state)
+        assert reply.tool_calls == [], prompt
+        assert "Who do you mean by" in reply.text and "Pig-Man or Pig-Girl" in reply.text

@@ -33,9 +33,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 ENTER = "/say The hero climbs into the ring."
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"
 LOLLIPOP = "Draw a panel: the hero eats a super lollipop and steps into the ring"
-LAXATIVE_BUFF = "拉肚子虚脱(捂肚子冒冷汗)"
-LOLLIPOP_BUFF = "超级棒棒糖(功夫大师)"
-HERO = "猪猪侠"
+LAXATIVE_BUFF = "Expired laxative (stomach ache, cold sweat)"
+LOLLIPOP_BUFF = "Super lollipop (kung-fu master)"
+HERO = "Pig-Man"  # an English page's session: its built-ins are English
 
 
 def run(page, session_id: str, text: str, *, paid: bool) -> list[str]:

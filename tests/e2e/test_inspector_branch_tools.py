@@ -2,7 +2,7 @@
 stomach-ache panel put on the lollipop branch (not drawn again, not charged); fork into a
 new session; regenerate a reply; edit and resend a prompt.
 
-The offline director answers (no model configured): "lollipop" sets 猪猪侠's buff to the
+The offline director answers (no model configured): "lollipop" sets Pig-Man's buff to the
 super lollipop and draws, "laxative" to the stomach ache and draws (each panel asked for
 and charged); "/say" narrates only. The database is read to know when a run is over and
 what the journal holds (the values the page must show).
@@ -33,9 +33,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 LOLLIPOP = "Draw a panel: the hero eats a super lollipop and steps into the ring"
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"
-LOLLIPOP_BUFF = "超级棒棒糖"
-LAXATIVE_BUFF = "拉肚子虚脱"
-HERO = "猪猪侠"
+LOLLIPOP_BUFF = "Super lollipop"
+LAXATIVE_BUFF = "Expired laxative"
+HERO = "Pig-Man"  # an English page's session: its built-ins are English
 
 
 def _session(session_id: str):

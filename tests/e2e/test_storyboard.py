@@ -43,8 +43,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 LOLLIPOP = "Draw a panel: the hero eats a super lollipop and steps into the ring"
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"
 WIN = "Draw a panel: the hero wins the bout with one slap"
-LOLLIPOP_BUFF = "超级棒棒糖"
-LAXATIVE_BUFF = "拉肚子虚脱"
+LOLLIPOP_BUFF = "Super lollipop"  # an English page: its session's states are English
+LAXATIVE_BUFF = "Expired laxative"
 CJK = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]")
 
 

@@ -38,8 +38,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 LOLLIPOP = "Draw a panel: the hero eats a super lollipop and steps into the ring"
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"
 WIN = "Draw a panel: the hero wins the bout with one slap"
-LOLLIPOP_BUFF = "超级棒棒糖"  # what the director sets for the lollipop rule
-LAXATIVE_BUFF = "拉肚子虚脱"
+LOLLIPOP_BUFF = "Super lollipop"  # the lollipop rule's buff, in the session's language
+LAXATIVE_BUFF = "Expired laxative"
 IDLE_SECONDS = 7
 NARRATION = "[offline director]"  # how the director's narration starts (English prompts)
 

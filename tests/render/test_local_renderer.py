@@ -85,8 +85,17 @@ def test_each_known_character_has_a_look_of_its_own():
 
 
 def test_english_names_draw_the_same_characters():
-    panel = figures(svg("Pig-Man fights Super Strong while the teacher watches"))
-    assert list(panel) == ["猪猪侠", "超人强", "迷糊老师"]
+    english = figures(svg("Pig-Man fights Super Strong while the teacher watches"))
+    assert list(english) == ["Pig-Man", "Super Strong", "Teacher Muddle"]
+    chinese = figures(svg("猪猪侠对决超人强，迷糊老师在看"))
+    assert list(chinese) == ["猪猪侠", "超人强", "迷糊老师"]
+
+
+def test_a_users_name_for_a_built_in_is_that_character_drawn_once():
+    state = {"Pig-Man": {}, "Super-Strong-Man": {}}
+    for prompt in ("猪猪侠对决超人强", "GG Bond fights Super Strong", "Pig-Man vs 超人强"):
+        drawn = re.findall(r'data-character="([^"]+)"', svg(prompt, state))
+        assert drawn == ["Pig-Man", "Super-Strong-Man"], (prompt, drawn)
 
 
 @pytest.mark.parametrize(
@@ -279,3 +288,24 @@ def test_everything_typed_is_escaped_under_every_seed():
 def test_a_seed_out_of_range_is_refused_naming_it(seed):
     with pytest.raises(ValueError, match="seed must be an int from 0 to 4294967295"):
         LocalRenderer().render({"prompt": "p", "characters": {}, "seed": seed})
+
+
+def test_the_scripts_target_is_the_one_sent_flying_and_its_actor_strikes():
+    state = {"Pig-Man": KUNG_FU, "Super-Strong-Man": {}, "Teacher Muddle": {}}
+    for actor, target in (("Pig-Man", "Super-Strong-Man"), ("Super-Strong-Man", "Pig-Man")):
+        prompt = compose(
+            "Knock him flying with the ten slaps", "The finishing move!", actor=actor, target=target
+        )
+        panel = svg(prompt, state)
+        assert re.findall(r'data-character="([^"]+)"[^>]*data-flying="true"', panel) == [target]
+        assert re.findall(r'data-character="([^"]+)" data-role="actor"', panel) == [actor]
+        assert sorted(figures(panel)) == sorted([actor, target])  # each once, nobody else
+
+
+def test_a_role_line_by_an_alias_names_the_one_character():
+    state = {"Pig-Man": KUNG_FU, "Super-Strong-Man": {}}
+    panel = svg(compose("一掌拍飞", "绝招！", lang="zh", actor="猪猪侠", target="超人强"), state)
+    assert re.findall(r'data-character="([^"]+)"[^>]*data-flying="true"', panel) == [
+        "Super-Strong-Man"
+    ]
+    assert sorted(figures(panel)) == ["Pig-Man", "Super-Strong-Man"]

@@ -37,6 +37,41 @@ def test_create_with_starting_characters_opens_the_studio(client, alice):
     assert set(app_state_at(session=session)["characters"]) == {"猪猪侠", "菲菲"}
 
 
+def test_a_new_cast_is_the_users_names_in_the_pages_language(client, alice):
+    """Names separated by commas; the built-ins they stand for become their aliases; the
+    starter cast, when ticked, adds only the built-ins nobody claimed, in that language."""
+    client.force_login(alice)
+    typed = "Pig-Man, Super-Strong-Man, Teacher Muddle"
+    client.post("/sessions/new", {"title": "Ep", "characters": typed, "starter": "1"})
+    state = app_state_at(session=ComicSession.objects.get(owner=alice))
+    assert state["language"] == "en"
+    assert list(state["characters"]) == [
+        "Pig-Man", "Super-Strong-Man", "Teacher Muddle", "Feifei", "Daidai", "Bobby",
+    ]  # fmt: skip
+    pig = state["characters"]["Pig-Man"]
+    assert (pig["buff"], pig["skill"], pig["mood"]) == ("none", "none", "calm")
+    assert "猪猪侠" in pig["aliases"] and "GG Bond" in pig["aliases"]
+    assert "超人强" in state["characters"]["Super-Strong-Man"]["aliases"]
+
+    client.post(
+        "/sessions/new",
+        {"title": "第二集", "characters": "猪猪侠，菲菲", "starter": "1"},
+        HTTP_ACCEPT_LANGUAGE="zh-CN",
+    )
+    state = app_state_at(session=ComicSession.objects.get(owner=alice, title="第二集"))
+    assert state["language"] == "zh"
+    assert list(state["characters"]) == ["猪猪侠", "菲菲", "超人强", "迷糊老师", "小呆呆", "波比"]
+    assert state["characters"]["超人强"]["mood"] == "平静"
+
+
+def test_the_form_offers_the_starter_cast_in_the_pages_language(client, alice):
+    client.force_login(alice)
+    english = client.get("/").content.decode()
+    assert "Pig-Man, Super Strong, Teacher Muddle" in english
+    chinese = client.get("/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "猪猪侠，超人强，迷糊老师" in chinese and "Pig-Man" not in chinese
+
+
 def test_create_needs_a_title(client, alice):
     client.force_login(alice)
     assert client.post("/sessions/new", {"title": " "}).status_code == 422
@@ -95,3 +130,14 @@ def test_the_list_finds_the_latest_good_panel_however_far_back_and_counts_branch
     body = client.get("/").content.decode()
     assert 'src="/panels/img_0001' in body and "img_failed" not in body
     assert "2 branches" in body
+
+
+def test_a_hand_edit_by_an_alias_edits_the_one_character(client, alice):
+    from jaiweb.sessions.commands import character_set
+
+    client.force_login(alice)
+    client.post("/sessions/new", {"title": "Ep", "characters": "Pig-Man"})
+    session = ComicSession.objects.get(owner=alice)
+    character_set(session=session, name="猪猪侠", fields={"mood": "happy"}, expected_leaf_id=None)
+    characters = app_state_at(session=ComicSession.objects.get(pk=session.pk))["characters"]
+    assert list(characters) == ["Pig-Man"] and characters["Pig-Man"]["mood"] == "happy"

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from jaiweb.agent.state import Character
 from jaiweb.agent.tools.base import Args, Tool, ToolContext, ToolOutput, arg_max_length
+from journal.cast import DEFAULT_STATE, Ambiguous, Cast
 
 
 class CharacterStateArgs(Args):
@@ -32,8 +33,18 @@ class SetCharacterState(Tool):
         return "idempotent"
 
     def run(self, ctx: ToolContext, args: CharacterStateArgs) -> ToolOutput:
+        """The state lands on the character the name stands for in the one cast (猪猪侠 on
+        the user's "Pig-Man"); a name that could be two characters changes nothing."""
         state = ctx.app_state.model_copy(deep=True)
-        before = state.characters.get(args.character, Character())
+        language = getattr(state, "language", None)
+        cast = Cast.of(state.as_json()["characters"], language if language == "en" else "zh")
+        try:
+            name = cast.resolve(args.character) or args.character
+        except Ambiguous as exc:
+            return ToolOutput(f"not changed: {exc}; name the character", is_error=True, details={})
+        args = args.model_copy(update={"character": name})
+        fresh = DEFAULT_STATE["en"] if language == "en" else {}
+        before = state.characters.get(args.character, Character(**fresh))
         changes = {
             k: v
             for k, v in (("buff", args.buff), ("skill", args.skill), ("mood", args.mood))

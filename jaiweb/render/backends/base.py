@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-from jaiweb.render.panel.cast import look_of
 from jaiweb.render.panel.variation import own_seed
+from journal.cast import Cast
 
 BackendPolicy = Literal["idempotent", "at_most_once"]
 Progress = Callable[[int, int], None]  # progress(value, maximum)
@@ -106,12 +106,13 @@ def cast_order(params: dict[str, Any]) -> list[str]:
     characters = params.get("characters")
     if not isinstance(characters, dict):
         return []
-    prompt = str(params.get("prompt", "")).casefold()
+    prompt = str(params.get("prompt", ""))
+    cast = Cast.of(characters)
     spots: dict[str, int] = {}
     for name in characters:
-        found = [prompt.find(n.casefold()) for n in (name, *look_of(str(name)).aliases) if n]
-        if any(spot >= 0 for spot in found):
-            spots[name] = min(spot for spot in found if spot >= 0)
+        spot = cast.first_spot(prompt, str(name))
+        if spot < len(prompt):
+            spots[name] = spot
     if not spots:
         return list(characters)
     return sorted(spots, key=lambda name: spots[name])

@@ -9,13 +9,15 @@ Everything that came from a user, a model or the state is escaped. The picture:
 
 * the setting from the scene (a tournament ring, a classroom, or outdoors), named on the
   SVG root's ``data-scene`` (``ring``, ``classroom``, ``default``);
-* the cast: the characters the scene and the speech name (known ones by name or English
-  alias, others when the state has them), else the characters in the state; each known
-  one with its own silhouette, colours and accessory (``cast.BOOK``);
+* the cast: the characters the scene, the speech and the script's actor and target name,
+  each once, resolved by the session's one cast (``journal.cast``: "Pig-Man", 猪猪侠 and
+  GG Bond are one character), else the characters in the state; each built-in one with
+  its own silhouette, colours and accessory (``cast.BOOK``);
 * poses and faces from the state (a sick buff doubles a figure over whatever the scene
   says; the mood sets the face) and from the scene (eating, fighting, the finishing move,
   winning, sadness); in a fight the opponent faces the hero, and a finishing move sends
-  the opponent flying;
+  the opponent flying. The script's ``actor`` strikes and its ``target`` is the one hit
+  and sent flying (``data-role`` ``actor`` / ``target`` and ``data-flying`` on the figure);
 * the caption box and speech bubbles from the script's caption and speech lines, each
   text wrapped on word or CJK boundaries and shrunk to fit, the box grown (and the panel
   with it) when even the smallest size needs more room: never cut, never "…".
@@ -36,7 +38,6 @@ from jaiweb.render.panel.cast import (
     Pose,
     figure,
     look_of,
-    named_in,
     star,
     title,
 )
@@ -51,6 +52,7 @@ from jaiweb.render.panel.variation import (
     own_seed,
     panel_seed,
 )
+from journal.cast import Ambiguous, Cast, fold
 
 WIDTH = 640
 BASE_HEIGHT = 400
@@ -88,6 +90,7 @@ FACES = (
 )
 SICK_BUFF = ("拉肚子", "虚脱", "肚子", "泻", "sick", "stomach")
 NOTHING = ("", "无", "none", "-")
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def _has(text: str, words: tuple[str, ...]) -> bool:
@@ -115,6 +118,7 @@ class Member:
     lift: float = 0.0  # up from the ground (a flying opponent)
     spin: float = 0.0  # degrees
     alone: bool = False  # the only one in the panel
+    role: str = ""  # "actor" (who strikes) or "target" (who is hit), when there is a fight
 
 
 def draw_panel(params: dict[str, Any]) -> str:
@@ -137,8 +141,12 @@ def draw_panel(params: dict[str, Any]) -> str:
     folded = f"{script.scene} {script.caption}".casefold()
     staging = script.staging.merged(vocabulary.read(folded))
     scene = staging.setting or vocabulary.DEFAULT_SETTING
-    cast = _cast(script, states)
-    hero, opponent = _stage(cast, script, folded, dice, seeds)
+    book = Cast.of(
+        {str(n): v for n, v in raw_state.items() if isinstance(v, dict)},
+        "zh" if CJK.search(prompt) else "en",
+    )
+    cast = _cast(script, states, book)
+    hero, opponent = _stage(cast, script, folded, dice, seeds, book)
     props.stage(staging.actions, scene, cast, hero, opponent)
     focus = _focus(cast, hero, opponent, staging.framing)
     frame = frame_for(dice, [_extent(m) for m in focus], staging.framing)
@@ -210,26 +218,29 @@ def draw_panel(params: dict[str, Any]) -> str:
 # --- who is in the panel, and how they stand ---------------------------------------------
 
 
-def _cast(script: Script, states: dict[str, dict[str, str]]) -> list[Member]:
+def _cast(script: Script, states: dict[str, dict[str, str]], book: Cast) -> list[Member]:
+    """Who is drawn: each character the script names once, by the one cast's names (the
+    actor and the target first, where the text does not name them)."""
     text = " ".join([script.scene, script.caption, *(name for name, _ in script.speech)])
-    names = named_in(text)
-    # names only the state knows (a cast of one's own), when the text names them
-    for name in states:
-        if name not in names and name and name in text:
+    names = book.named(text)
+    for role in (script.actor, script.target):
+        name = _resolve(book, role)
+        if name and name not in names:
             names.append(name)
-    names.sort(key=lambda n: _first_spot(text, n))
+    names.sort(key=lambda n: book.first_spot(text, n))
     fight = _has(text.casefold(), FIGHTING + FINISHING)
     if states and not any(n in states for n in names) and (fight or not names):
         # someone lands the blow, or nobody is named: the state's cast is on stage
         names = [*(n for n in states if n not in names)][: 1 if names else MAX_CAST] + names
-    return [Member(n, look_of(n), states.get(n, {})) for n in names[:MAX_CAST]]
+    return [Member(n, look_of(n, book), states.get(n, {})) for n in names[:MAX_CAST]]
 
 
-def _first_spot(text: str, name: str) -> int:
-    look = look_of(name)
-    folded = text.casefold()
-    spots = [folded.find(n.casefold()) for n in (name, *look.aliases)]
-    return min((s for s in spots if s >= 0), default=len(text))
+def _resolve(book: Cast, name: str) -> str | None:
+    """The character a script's role line names (None for nobody, or for two)."""
+    try:
+        return book.resolve(name)
+    except Ambiguous:
+        return None
 
 
 def _stage(
@@ -238,23 +249,30 @@ def _stage(
     folded: str,
     dice: Dice,
     seeds: dict[str, int | None] | None = None,
+    book: Cast | None = None,
 ) -> tuple[Member | None, Member | None]:
     """Pick the hero and the opponent, give everyone a pose, and place them. The seed
     (``dice``) moves each figure a step from its place and picks the way it strikes its
     pose, unless the character has a seed of its own (``seeds``), which then picks it;
     who stands where and faces whom stays what the scene says."""
     seeds = seeds or {}
+    book = book or Cast.of({})
     if not cast:
         return None, None
+    by_name = {m.name: m for m in cast}
+    actor = by_name.get(_resolve(book, script.actor) or "")
+    target = by_name.get(_resolve(book, script.target) or "")
     speakers = [name for name, _ in script.speech]
-    hero = next((m for m in cast if m.name in speakers), cast[0])
+    hero = actor or next((m for m in cast if m.name in speakers), cast[0])
     if len(cast) > 1 and not _sick(hero) and any(_sick(m) for m in cast):
         hero = next(m for m in cast if _sick(m))  # whoever the state says is sick
     fight = _has(folded, FIGHTING) or _has(folded, FINISHING)
     opponent = None
-    if fight and len(cast) > 1:
+    if target is not None and target is not hero and (fight or actor is not None):
+        opponent = target  # the script says who is hit
+    elif fight and len(cast) > 1:
         others = [m for m in cast if m is not hero]
-        opponent = next((m for m in others if _after_versus(folded, m)), others[0])
+        opponent = next((m for m in others if _after_versus(folded, m, book)), others[0])
     hero.alone = len(cast) == 1
     for member in cast:
         own = seeds.get(member.name)
@@ -273,6 +291,10 @@ def _stage(
     if opponent is not None and opponent.pose.body == "knocked":
         opponent.x = 490 + dice.number("flight", -20, 20)
         opponent.lift, opponent.spin = dice.number("height", 36, 52), 28
+    if opponent is not None or hero is actor:
+        hero.role = "actor"
+    if opponent is not None:
+        opponent.role = "target"
     return hero, opponent
 
 
@@ -297,8 +319,8 @@ def _extent(member: Member) -> tuple[float, float, float]:
     return member.x, member.x - 60 * s, member.x + right * s
 
 
-def _after_versus(folded: str, member: Member) -> bool:
-    spot = _first_spot(folded, member.name)
+def _after_versus(folded: str, member: Member, book: Cast) -> bool:
+    spot = book.first_spot(folded, member.name)
     return spot < len(folded) and bool(VERSUS.search(folded[max(0, spot - 12) : spot]))
 
 
@@ -313,6 +335,8 @@ def _face_of(member: Member) -> str:
 
 
 def _pose(member: Member, hero: Member, opponent: Member | None, folded: str) -> Pose:
+    """A figure's pose and face: the state first (a sick figure doubles over), then the
+    scene's action for the hero, the hit or the flight for the opponent."""
     face = _face_of(member)
     buff = member.state.get("buff", "")
     lollipop = "棒棒糖" in buff or "lollipop" in buff.casefold()
@@ -354,8 +378,10 @@ def _placed(member: Member, feet: float) -> str:
         f'<ellipse cx="{member.x:.0f}" cy="{feet:.0f}" rx="{34 * s:.0f}" ry="7" '
         'fill="#000" fill-opacity="0.18"/>'
     )
+    role = f' data-role="{member.role}"' if member.role else ""
+    flying = ' data-flying="true"' if member.pose.body == "knocked" else ""
     return (
-        f'{shadow}<g transform="{where}" data-character="{attr(member.name)}">'
+        f'{shadow}<g transform="{where}" data-character="{attr(member.name)}"{role}{flying}>'
         f"{title(member.name, member.state)}{figure(member.look, member.pose)}</g>"
     )
 
@@ -456,7 +482,7 @@ def _bubbles(script: Script, cast: list[Member], frame: Frame) -> list[Bubble]:
     bubbles = []
     for name, words in said:
         speaker = by_name.get(name) or next(
-            (m for m in cast if name.casefold() in (a.casefold() for a in m.look.aliases)), None
+            (m for m in cast if fold(name) in {fold(a) for a in m.look.aliases}), None
         )
         text = words if speaker is not None else f"{name}: {words}"
         fitted = fit(text, width - 20, BUBBLE["max_height"],

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from jaiweb.render.panel.text import attr
+from journal.cast import BY_ROLE, Cast
 
 OUTLINE = 'stroke="#222" stroke-width="2.5" stroke-linejoin="round"'
 THIN = 'stroke="#222" stroke-width="1.8"'
@@ -30,40 +31,33 @@ class Look:
     scale: float = 1.0
 
 
-BOOK: tuple[Look, ...] = (
-    Look("猪猪侠", ("pig-man", "pigman", "pig man", "gg bond", "ggbond"), "hero",
-         "#f7a8c4", "#e53935", "#fdd835"),
-    Look("超人强", ("super strong", "superman qiang", "chaoren qiang", "super qiang"), "brute",
-         "#d99873", "#1e6fd9", "#263238", 1.12),
-    Look("菲菲", ("feifei", "fei fei", "fifi"), "girl", "#f9c6da", "#8e24aa", "#ec407a", 0.95),
-    Look("小呆呆", ("xiao daidai", "daidai", "dumb-dumb", "little dai"), "small",
-         "#ffe08a", "#43a047", "#fb8c00", 0.8),
-    Look("波比", ("bobi", "bobby", "bobbi"), "robot", "#9ccffa", "#607d8b", "#ff7043", 0.92),
-    Look("迷糊老师", ("teacher mihu", "teacher muddle", "the teacher", "teacher", "professor"),
-         "elder", "#ffe0b8", "#6d4c41", "#eeeeee", 1.06),
-)  # fmt: skip
+# The built-in characters' looks, by their role in the starter cast (``journal.cast``,
+# where their names and aliases live: a look is only how one is drawn).
+ROLES = {
+    "hero": ("hero", "#f7a8c4", "#e53935", "#fdd835", 1.0),
+    "rival": ("brute", "#d99873", "#1e6fd9", "#263238", 1.12),
+    "girl": ("girl", "#f9c6da", "#8e24aa", "#ec407a", 0.95),
+    "small": ("small", "#ffe08a", "#43a047", "#fb8c00", 0.8),
+    "robot": ("robot", "#9ccffa", "#607d8b", "#ff7043", 0.92),
+    "teacher": ("elder", "#ffe0b8", "#6d4c41", "#eeeeee", 1.06),
+}
+BOOK: tuple[Look, ...] = tuple(
+    Look(BY_ROLE[role].zh, BY_ROLE[role].words[1:], *drawn) for role, drawn in ROLES.items()
+)
 BY_NAME = {look.name: look for look in BOOK}
 
 
-def look_of(name: str) -> Look:
-    known = BY_NAME.get(name)
-    if known is not None:
-        return known
+def look_of(name: str, cast: Cast | None = None) -> Look:
+    """How a character is drawn: a built-in's look when the cast says it stands for one
+    (a user's "Pig-Man" is the hero), else a plain figure in a colour of its own."""
+    member = (cast or Cast.of({})).by_name.get(name)
+    if member is None:
+        member = next((m for m in (cast or Cast.of({})).members if name in m.words), None)
+    if member is not None and member.role in ROLES:
+        return Look(name, member.aliases, *ROLES[member.role])
     hue = int(hashlib.sha256(name.encode()).hexdigest()[:4], 16) % 360
     return Look(name, (), "plain", f"hsl({hue},55%,78%)", f"hsl({(hue + 150) % 360},45%,45%)",
                 f"hsl({(hue + 60) % 360},70%,55%)")  # fmt: skip
-
-
-def named_in(text: str) -> list[str]:
-    """The known characters a text names (by name or alias), in the order it names them."""
-    folded = text.casefold()
-    found: list[tuple[int, str]] = []
-    for look in BOOK:
-        spots = [folded.find(n.casefold()) for n in (look.name, *look.aliases)]
-        spots = [s for s in spots if s >= 0]
-        if spots:
-            found.append((min(spots), look.name))
-    return [name for _, name in sorted(found)]
 
 
 # --- a figure ----------------------------------------------------------------------------

@@ -32,3 +32,8 @@ def is_default(value, field: str) -> bool:
 @register.filter
 def permission_mode_label(mode: str) -> str:
     return labels.permission_mode_label(mode)
+
+
+@register.filter
+def draw_offer(reply: str) -> tuple[str, str] | None:
+    return labels.draw_offer(reply)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -9,8 +11,8 @@ from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from jaiweb.agent.tools.character import max_length
@@ -18,6 +20,9 @@ from jaiweb.store.errors import InvalidEntry, SessionBusy
 from jaiweb.store.services import session_create, session_delete, session_rename
 from jaiweb.studio.selectors import my_sessions
 from jaiweb.studio.views.access import own_session
+from journal.cast import new_cast, starter_names, starter_of
+
+NAME_SEPARATORS = re.compile(r"[\n,，、;；]+")
 
 CHANNEL_LAYER_NAMES = {
     "channels.layers.InMemoryChannelLayer": "in-memory (this process only)",
@@ -42,9 +47,12 @@ class SessionForm(forms.Form):
     characters = forms.CharField(
         label=gettext_lazy("Starting characters"), required=False, max_length=2000
     )
+    starter = forms.BooleanField(required=False)
 
     def clean_characters(self) -> list[str]:
-        names = [n.strip() for n in self.cleaned_data["characters"].splitlines() if n.strip()]
+        """The names, one per line or separated by commas."""
+        text = self.cleaned_data["characters"]
+        names = [n.strip() for n in NAME_SEPARATORS.split(text) if n.strip()]
         limit = max_length("character")
         for name in names:
             if len(name) > limit:
@@ -54,13 +62,24 @@ class SessionForm(forms.Form):
         return list(dict.fromkeys(names))
 
 
+def page_language() -> str:
+    """``zh`` or ``en``: the language of the page being served."""
+    return "zh" if (get_language() or "").lower().startswith("zh") else "en"
+
+
+def _starter_cast() -> str:
+    """The built-in starter cast as the creation form offers it, in the page's language."""
+    lang = page_language()
+    return ("，" if lang == "zh" else ", ").join(starter_names(lang))
+
+
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
     """My sessions (logged in) or what this studio runs on and how to get in."""
     ctx = {"mode": _mode(), **_mode()}
     if not request.user.is_authenticated:
         return render(request, "studio/home.html", ctx)
-    ctx.update(cards=my_sessions(owner=request.user), form=SessionForm())
+    ctx.update(cards=my_sessions(owner=request.user), form=SessionForm(), starter=_starter_cast())
     return render(request, "studio/sessions.html", ctx)
 
 
@@ -69,11 +88,14 @@ def home(request: HttpRequest) -> HttpResponse:
 def session_new(request: HttpRequest) -> HttpResponse:
     form = SessionForm(request.POST)
     if form.is_valid():
+        # The session's language is the page's: its built-in names, states and defaults
+        # are written in it, and the one cast maps the built-ins' aliases onto these names.
+        lang = page_language()
         names = form.cleaned_data["characters"]
-        state = {
-            "characters": {n: {"buff": "无", "skill": "无", "mood": "平静"} for n in names},
-            "permission_mode": "ask",
-        }
+        if form.cleaned_data["starter"]:  # but those a typed name already stands for
+            taken = {s.role for s in map(starter_of, names) if s}
+            names = [*names, *(n for n in starter_names(lang) if starter_of(n).role not in taken)]
+        state = {"characters": new_cast(names, lang), "permission_mode": "ask", "language": lang}
         try:
             session = session_create(
                 owner=request.user, title=form.cleaned_data["title"], initial_app_state=state
@@ -82,7 +104,13 @@ def session_new(request: HttpRequest) -> HttpResponse:
             form.add_error("title", str(exc))
         else:
             return redirect("studio-session", session.id)
-    ctx = {"cards": my_sessions(owner=request.user), "form": form, "mode": _mode(), **_mode()}
+    ctx = {
+        "cards": my_sessions(owner=request.user),
+        "form": form,
+        "starter": _starter_cast(),
+        "mode": _mode(),
+        **_mode(),
+    }
     return render(request, "studio/sessions.html", ctx, status=422)
 
 

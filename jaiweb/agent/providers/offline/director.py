@@ -39,7 +39,7 @@ from jaiweb.agent.providers.offline.summary import GENERATE, SET_STATE, summariz
 from jaiweb.render.panel import vocabulary
 from jaiweb.render.panel.script import compose, parse
 from jaiweb.render.services import PANEL_COST
-from journal.appstate import Character
+from journal.cast import Ambiguous, has_pronoun
 from journal.entries import (
     AssistantMessage,
     ContextMessage,
@@ -54,7 +54,11 @@ CHUNK = 3  # characters per TextDelta
 SCENE_LIMIT = 200  # a scene, in characters (a panel script adds its caption and speech)
 SPEECH_LIMIT = 100
 NOTHING = ("", "无", "none")
-DEFAULTS = Character()
+# A character's state before anything happened to it, in the session's language.
+DEFAULTS = {
+    "zh": {"buff": "无", "skill": "无", "mood": "平静"},
+    "en": {"buff": "none", "skill": "none", "mood": "calm"},
+}
 
 
 @dataclass
@@ -144,6 +148,11 @@ def _plan_commands(
     for command in commands:
         if command.name == "state":
             character, fields = grammar.parse_state(command.rest)
+            try:
+                character = memory.cast.resolve(character) or character
+            except Ambiguous as exc:
+                _ask_who(plan, exc)
+                continue
             if not character:
                 plan.say("state_no_char")
             elif not fields:
@@ -153,7 +162,13 @@ def _plan_commands(
         elif command.name == "draw":
             scene = (command.rest or scene_text)[:SCENE_LIMIT].strip()
             if scene:  # the user's own words are the scene and the caption
-                _add_draw(plan, scene, scene, offered)
+                who = keywords.read(scene, plan.lang, memory.cast, memory.recent, memory.states)
+                # who acts and who it is done to, as far as the user's words say it
+                said = [*memory.cast.named(scene), *([who.target] if has_pronoun(scene) else [])]
+                actor, target = (n if n in said else "" for n in (who.actor, who.target))
+                if who.unsure is None and (actor or target):
+                    scene = compose(scene, lang=plan.lang, actor=actor, target=target)
+                _add_draw(plan, scene, parse(scene).scene, offered)
             else:
                 plan.say("draw_empty")
         elif command.name == "publish":
@@ -171,9 +186,12 @@ def _plan_commands(
 
 
 def _plan_keywords(plan: Plan, text: str, memory: Memory, offered: set[str]) -> None:
-    reading = keywords.read(text, plan.lang, memory.last_character)
+    reading = keywords.read(text, plan.lang, memory.cast, memory.recent, memory.states)
     rule, c = reading.rule, reading.character
     story = STORY[plan.lang].get(rule.name)
+    if reading.unsure is not None and {"state", "mood", "draw"} & set(rule.actions):
+        _ask_who(plan, reading.unsure)
+        return
     for action in rule.actions:
         if action == "undo":
             _say_undo(plan, memory)
@@ -189,7 +207,7 @@ def _plan_keywords(plan: Plan, text: str, memory: Memory, offered: set[str]) -> 
         elif action == "state":
             if story:
                 plan.lines.append(story["intro"].format(c=name_in(c, plan.lang)))
-            _add_state(plan, c, dict(rule.state), offered)
+            _add_state(plan, c, dict(keywords.STATES[memory.state_language][rule.state]), offered)
         elif action == "mood":
             mood = (reading.mood or "")[: FIELD_LIMITS["mood"]]
             line = plan.words["mood"].format(c=name_in(c, plan.lang), mood=mood)
@@ -210,6 +228,12 @@ def _plan_keywords(plan: Plan, text: str, memory: Memory, offered: set[str]) -> 
             plan.say("help", cost=PANEL_COST)
         elif action == "offer":
             plan.say("offer", cost=PANEL_COST, text=" ".join(text.split())[:SCENE_LIMIT])
+
+
+def _ask_who(plan: Plan, unsure: Ambiguous) -> None:
+    """A mention that could be two characters: ask which, and do nothing yet."""
+    names = plan.words["or"].join(name_in(n, plan.lang) for n in unsure.names)
+    plan.say("ask_who", mention=unsure.mention, names=names)
 
 
 def _draw_story(
@@ -237,16 +261,24 @@ def _draw_story(
         "skill": skill,
     }
     caption = story[key].format(**values)
-    named = keywords.named(text)
+    named = memory.cast.named(text)
     speech = []
     for who, line in story["speech"]:
-        speaker = c if who == "c" else (o if who == "o" else who)
-        if speaker and (who in ("c", "o") or (speaker in named and speaker != c)):
+        member = memory.cast.role(who) if who not in ("c", "o") else None
+        speaker = c if who == "c" else (o if who == "o" else (member.name if member else ""))
+        if speaker and (who in ("c", "o") or (speaker in (*named, o) and speaker != c)):
             speech.append((speaker, line.format(**values)[:SPEECH_LIMIT]))
     scene = (reading.scene or " ".join(text.split()))[:SCENE_LIMIT]
-    staging = vocabulary.read(scene)  # the setting, props and actions the user asked for
-    prompt = compose(scene, caption, tuple(speech), lang=plan.lang, staging=staging)
-    _add_draw(plan, prompt, caption, offered)
+    script = compose(
+        scene,
+        caption,
+        tuple(speech),
+        lang=plan.lang,
+        actor=reading.actor,
+        target=reading.target,
+        staging=vocabulary.read(scene),  # the setting, props and actions the user asked for
+    )
+    _add_draw(plan, script, caption, offered)
 
 
 def _draw_scene(
@@ -265,7 +297,7 @@ def _draw_scene(
         plan.say("scene_guess")
     c = reading.character
     speech: tuple[tuple[str, str], ...] = ()
-    if c in keywords.named(scene):
+    if c in memory.cast.named(scene):
         state = memory.states.get(c, {})
         kind = keywords.mood_kind(mood or state.get("mood", ""))
         if any(w in state.get("buff", "") for w in ("拉肚子", "虚脱")):
@@ -273,13 +305,21 @@ def _draw_scene(
         line = DIALOGUE[plan.lang].get(kind or "")
         if line:
             speech = ((c, line),)
-    staging = vocabulary.read(scene)  # the setting, props and actions the user asked for
-    _add_draw(plan, compose(scene, "", speech, lang=plan.lang, staging=staging), scene, offered)
+    script = compose(
+        scene,
+        "",
+        speech,
+        lang=plan.lang,
+        actor=reading.actor,
+        target=reading.target,
+        staging=vocabulary.read(scene),
+    )
+    _add_draw(plan, script, scene, offered)
 
 
 def _say_states(plan: Plan, text: str, memory: Memory) -> None:
     """Answer "what is X's state?" from the state the director knows (no tool, no cost)."""
-    asked = keywords.named(text) + [n for n in memory.states if n and n in text]
+    asked = memory.cast.named(text) + [n for n in memory.states if n and n in text]
     asked = list(dict.fromkeys(asked))
     if not asked and memory.last_character and keywords.mentions_someone(text):
         asked = [memory.last_character]
@@ -288,6 +328,7 @@ def _say_states(plan: Plan, text: str, memory: Memory) -> None:
     if not asked:
         plan.say("state_nobody")
     source = plan.words["source_app" if memory.from_app_state else "source_conv"]
+    defaults = DEFAULTS[memory.state_language]
     for name in asked:
         state = memory.states.get(name)
         shown = name_in(name, plan.lang)
@@ -298,9 +339,9 @@ def _say_states(plan: Plan, text: str, memory: Memory) -> None:
             "state_answer",
             c=shown,
             source=source,
-            buff=state.get("buff", DEFAULTS.buff),
-            skill=state.get("skill", DEFAULTS.skill),
-            mood=state.get("mood", DEFAULTS.mood),
+            buff=state.get("buff", defaults["buff"]),
+            skill=state.get("skill", defaults["skill"]),
+            mood=state.get("mood", defaults["mood"]),
         )
     plan.say("state_how")
 
@@ -464,6 +505,7 @@ def _failure(plan: Plan, result: ToolResultMessage) -> str:
     if (
         result.details.get("code") == "insufficient_credits"
         or "credit" in folded
+        or "积分" in content
         or "点券" in content
     ):
         return w["err_credits"].format(tool=tool, text=short(content, 80))

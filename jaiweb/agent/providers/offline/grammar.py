@@ -18,8 +18,8 @@ CHINESE = {"状态": "state", "画": "draw", "发布": "publish", "分镜": "pan
            "帮助": "help"}  # fmt: skip
 _CHINESE = "|".join(sorted(CHINESE, key=len, reverse=True))
 COMMAND_LINE = re.compile(rf"^\s*/(?:([A-Za-z]+)(?=\s|$)|({_CHINESE}))(.*)$")
-STATE_KEY = re.compile(r"\s(buff|skill|mood|招式|技能|心情)\s*[=＝]", re.IGNORECASE)
-KEY_NAMES = {"招式": "skill", "技能": "skill", "心情": "mood"}
+STATE_KEY = re.compile(r"\s(buff|skill|mood|增益|招式|技能|心情|情绪)\s*[=＝]", re.IGNORECASE)
+KEY_NAMES = {"增益": "buff", "招式": "skill", "技能": "skill", "心情": "mood", "情绪": "mood"}
 
 
 @dataclass(frozen=True)

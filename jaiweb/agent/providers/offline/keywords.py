@@ -13,20 +13,9 @@ import functools
 import re
 from dataclasses import dataclass
 
-from jaiweb.render.panel.cast import BOOK
+from journal.cast import STARTERS, Ambiguous, Cast, has_pronoun
 
-CHARACTERS = tuple(look.name for look in BOOK)  # 猪猪侠, 超人强, 菲菲, 小呆呆, 波比, 迷糊老师
-DEFAULT_CHARACTER = "猪猪侠"
-ENGLISH_NAMES = {
-    "猪猪侠": "Pig-Man",
-    "超人强": "Super Strong",
-    "菲菲": "Feifei",
-    "小呆呆": "Daidai",
-    "波比": "Bobby",
-    "迷糊老师": "Teacher Mihu",
-}
-ALIASES = {look.name: look.aliases for look in BOOK}
-PRONOUNS = ("him", "her", "he", "she", "his", "他", "她")
+ENGLISH_NAMES = {s.zh: s.en for s in STARTERS}  # a built-in's Chinese name → its English one
 
 # --- word groups -------------------------------------------------------------------------
 
@@ -47,10 +36,15 @@ LAXATIVE = ("泻药", "过期", "拿错", "吃错药", "拉肚子", "肚子疼",
             "laxatives", "expired", "wrong medicine", "wrong pill", "wrong bottle",
             "stomach ache", "stomachache", "bad medicine", "food poisoning")
 LOLLIPOP = ("棒棒糖", "lollipop", "lollipops", "lolly")
-FINISHING = ("降龙十巴掌", "绝招", "大招", "必杀", "终极", "最后一击", "杀手锏",
+FINISHING = ("降龙十巴掌", "绝招", "大招", "必杀", "终极", "最后一击", "杀手锏", "拍飞",
              "finishing move", "finishing blow", "ultimate move", "ultimate attack",
              "special move", "signature move", "final blow", "final move", "super move",
-             "dragon slap", "dragon-subduing")
+             "dragon slap", "dragon slaps", "dragon-subduing", "ten slaps", "ten dragon slaps")
+KNOCK = ("knock", "knocks", "knocked", "send", "sends", "sent", "slap", "slaps", "punch",
+         "punches", "kick", "kicks", "hit", "hits", "打", "拍", "踢", "揍")
+PASSIVE = ("被", "is hit", "gets hit", "is knocked", "gets knocked", "is slapped", "goes flying",
+           "is sent flying")  # after a name: the one it is done to
+FLYING = ("flying", "into the air", "out of the ring", "飞", "飞出")
 MOODS = {  # a kind of mood: the words for it, and the mood set in Chinese
     "sad": (("sad", "unhappy", "upset", "gloomy", "miserable", "cry", "crying",
              "难过", "伤心", "悲伤", "沮丧", "失落", "哭"), "难过"),
@@ -79,6 +73,10 @@ FIGHT = ("对决", "对战", "大战", "比武", "打", "揍", "拍飞", "挑战
          "slaps", "hits", "knocks")
 EATING = ("吃", "吞", "eats", "eat", "ate", "eating", "swallows", "swallowed", "takes", "took")
 GIVING = ("gives", "give", "gave", "hands", "handed", "feeds", "fed", "给", "喂")
+SETTINGS = ("ring", "arena", "classroom", "school", "beach", "city", "street", "park", "rooftop",
+            "roof", "forest", "kitchen", "home", "house", "sea", "mountain", "sky", "stage",
+            "擂台", "教室", "学校", "海滩", "沙滩", "城市", "街上", "公园", "屋顶", "森林", "厨房",
+            "家里", "海边", "山上", "天上", "舞台")
 # fmt: on
 QUESTION_START = re.compile(
     r"^\s*(?:what|what's|whats|which|who|whose|where|why|when|how|how's|is|are|was|were|"
@@ -132,66 +130,206 @@ class Rule:
     unless: tuple[str, ...] = ()
     question: bool | None = None
     actions: tuple[str, ...] = ()
-    state: tuple[tuple[str, str], ...] = ()  # set_character_state fields, in order
+    state: str = ""  # the built-in state it sets (``STATES``), in the session's language
+    named: bool | None = None  # True: the prompt must name someone; False: must not
 
-    def matches(self, folded: str, question: bool) -> bool:
+    def matches(self, folded: str, question: bool, named: bool = False) -> bool:
         return (
-            (not self.words or _has(folded, self.words))
+            (self.named is None or self.named == named)
+            and (not self.words or _has(folded, self.words))
             and all(_has(folded, group) for group in self.also)
             and not (self.unless and _has(folded, self.unless))
             and (self.question is None or self.question == question)
         )
 
 
-NAMED = tuple(CHARACTERS) + tuple(a for aliases in ALIASES.values() for a in aliases)
-LAXATIVE_STATE = (("buff", "拉肚子虚脱(捂肚子冒冷汗)"), ("skill", "无"), ("mood", "狼狈"))
-KUNG_FU_STATE = (("buff", "超级棒棒糖(功夫大师)"), ("skill", "降龙十巴掌"), ("mood", "得意"))
+# The built-in states a rule sets, in the session's language (Chinese for a session that
+# has none: the sessions from before languages were kept).
+STATES = {
+    "zh": {
+        "laxative": (("buff", "拉肚子虚脱(捂肚子冒冷汗)"), ("skill", "无"), ("mood", "狼狈")),
+        "kung_fu": (("buff", "超级棒棒糖(功夫大师)"), ("skill", "降龙十巴掌"), ("mood", "得意")),
+    },
+    "en": {
+        "laxative": (
+            ("buff", "Expired laxative (stomach ache, cold sweat)"),
+            ("skill", "none"),
+            ("mood", "miserable"),
+        ),
+        "kung_fu": (
+            ("buff", "Super lollipop (kung-fu master)"),
+            ("skill", "Ten Dragon Slaps"),
+            ("mood", "proud"),
+        ),
+    },
+}
 RULES: tuple[Rule, ...] = (
     Rule("undo", UNDO, unless=DRAW, actions=("undo",)),
     Rule("howto", HOWTO, actions=("help",)),
     Rule("publish", PUBLISH, actions=("publish",)),
     Rule("panels", LIST, actions=("panels",)),
     Rule("state_question", STATE + MOOD_WORDS, question=True, actions=("answer_state",)),
-    Rule("laxative", LAXATIVE, actions=("state", "draw"), state=LAXATIVE_STATE),
-    Rule("lollipop", LOLLIPOP, unless=LAXATIVE, actions=("state", "draw"), state=KUNG_FU_STATE),
+    Rule("laxative", LAXATIVE, actions=("state", "draw"), state="laxative"),
+    Rule("lollipop", LOLLIPOP, unless=LAXATIVE, actions=("state", "draw"), state="kung_fu"),
     Rule("finishing", FINISHING, actions=("draw",)),
+    Rule("finishing", FLYING, also=(KNOCK,), actions=("draw",)),
     Rule("mood", MOOD_WORDS, also=(MOOD_CUES,), question=False, actions=("mood",)),
-    Rule("help", GREETING + HELP, unless=DRAW + NAMED, actions=("help",)),
+    Rule("help", GREETING + HELP, unless=DRAW, named=False, actions=("help",)),
     Rule("question", question=True, actions=("answer",)),
     Rule("draw", DRAW, actions=("draw",)),
-    Rule("scene", NAMED, actions=("draw",)),
+    Rule("scene", named=True, actions=("draw",)),  # someone named doing something
+    Rule("scene", SETTINGS, actions=("draw",)),  # a place: a scene to draw
 )
 UNSURE = Rule("unsure", actions=("offer",))
 
 
 @dataclass(frozen=True)
 class Reading:
-    """What a prompt asks for, as the table reads it."""
+    """What a prompt asks for, as the table reads it, and who it is about (by the cast)."""
 
     rule: Rule
-    character: str  # who it is about
-    opponent: str | None  # who they fight, when someone else is named
+    character: str  # who it is about (whose state changes; who acts, but for a giver)
+    opponent: str | None  # the other party: who is hit, or who gives
     mood: str | None  # for the mood rule: the mood to set, in the narration's language
     scene: str  # the prompt without the instruction words ("Draw a panel: …")
     draws_too: bool  # a mood change that also asks for a panel
+    actor: str = ""  # who does the panel's action
+    target: str = ""  # who it is done to
+    unsure: Ambiguous | None = None  # a mention that could be two characters: ask
 
 
-def read(text: str, lang: str, last_character: str | None = None) -> Reading:
-    """The intent of a prompt without command lines."""
+def read(
+    text: str,
+    lang: str,
+    cast: Cast | None = None,
+    recent: list[str] | None = None,
+    states: dict[str, dict[str, str]] | None = None,
+) -> Reading:
+    """The intent of a prompt without command lines; who it is about comes from the cast
+    (``recent``: the characters the branch named, oldest first)."""
+    cast = cast or Cast.of({})
     request = request_of(text)
     folded = request.casefold()
     question = is_question(request)
-    rule = next((r for r in RULES if r.matches(folded, question)), UNSURE)
-    character = character_in(text, last_character)
+    names = cast.named(text)
+    rule = next((r for r in RULES if r.matches(folded, question, bool(names))), UNSURE)
+    if rule is UNSURE and has_pronoun(text) and _has(folded, FIGHT + EATING + GIVING + KNOCK):
+        rule = RULES[-2]  # "knock him …": someone the story knows, doing something
     mood = mood_in(text, lang) if rule.name == "mood" else None
+    fight = rule.name == "finishing" or _has(folded, FIGHT)
+    try:
+        unsure = cast.ambiguous_in(text)
+        if unsure is not None:
+            raise unsure
+        character, other, actor, target = roles(
+            text, cast, list(recent or []), states or {}, fight=fight
+        )
+    except Ambiguous as exc:
+        hero = _hero(cast)
+        return Reading(rule, hero, None, mood, scene_of(request), False, unsure=exc)
     return Reading(
         rule=rule,
         character=character,
-        opponent=opponent_in(text, character),
+        opponent=other,
         mood=mood,
         scene=scene_of(request),
         draws_too=rule.name == "mood" and _has(folded, DRAW),
+        actor=actor,
+        target=target,
     )
+
+
+def roles(
+    text: str,
+    cast: Cast,
+    recent: list[str],
+    states: dict[str, dict[str, str]],
+    *,
+    fight: bool = False,
+) -> tuple[str, str | None, str, str]:
+    """Who a prompt is about, its other party, who acts and who it is done to.
+
+    The one who eats, else the one given something, else the first one named who neither
+    gives nor is hit; a pronoun ("him", "他") is whoever ``Cast.refer`` says, never one the
+    same sentence names. In a fight with no striker named, the one with a skill strikes (the
+    last named of them), and "him" is the other party. ``Ambiguous`` when a pronoun could be
+    two characters."""
+    folded = text.casefold()
+    names = cast.named(text)
+    pronoun = has_pronoun(text)
+
+    def near(name: str, verbs: tuple[str, ...], after: bool) -> bool:
+        return any(_near(folded, w.casefold(), verbs, after=after) for w in _words(cast, name))
+
+    eaters = [n for n in names if near(n, EATING, True)]
+    receivers = [n for n in names if near(n, GIVING, False)]
+    givers = [n for n in names if near(n, GIVING, True)]
+    hit = [n for n in names if near(n, FIGHT + KNOCK, False) or near(n, PASSIVE, True)]
+    doers = [n for n in names if n not in givers and n not in hit]
+    if givers and not receivers and not eaters and pronoun:
+        receivers = [cast.refer(recent, besides=names)]
+    if not eaters and not receivers and pronoun and _pronoun_eats(folded):
+        eaters = [cast.refer(recent, besides=names)]  # "he eats …"
+    if eaters or receivers:  # someone takes something: whoever gives it acts
+        character = (eaters or receivers)[0]
+        giver = next((g for g in givers if g != character), None)
+        if giver is None and _has(folded, GIVING):  # "迷糊老师拿错了药，给他吃了…"
+            giver = next((n for n in names if n != character), None)
+        return character, giver, giver or character, character if giver else ""
+    if fight and (names or pronoun):
+        actor = doers[0] if doers else _striker(cast, recent, states, besides=hit)
+        target = next((n for n in hit if n != actor), None)
+        if target is None:
+            target = next((n for n in names if n != actor), None)
+        if target is None and pronoun:
+            target = cast.refer(recent, besides=[actor], fight=True)
+        return actor, target, actor, target or ""
+    if doers:
+        other = next((n for n in names if n != doers[0]), None)
+        return doers[0], other, doers[0], ""
+    if pronoun:
+        who = cast.refer(recent, besides=names)
+        return who, None, who, ""
+    who = recent[-1] if recent and recent[-1] in cast.by_name else _hero(cast)
+    return who, None, "", ""  # nobody named: the panel does not say who acts
+
+
+def _pronoun_eats(folded: str) -> bool:
+    return any(_near(folded, p, EATING, after=True) for p in ("he", "she", "他", "她"))
+
+
+def _striker(
+    cast: Cast, recent: list[str], states: dict[str, dict[str, str]], besides: list[str]
+) -> str:
+    """Who strikes when nobody is named as striking: the one with a skill (the last named
+    of them), else the last one named, else the hero."""
+    skilled = [
+        n
+        for n, s in states.items()
+        if n in cast.by_name and n not in besides and s.get("skill", "").casefold() not in NONE
+    ]
+    for name in reversed(recent):
+        if name in skilled:
+            return name
+    if skilled:
+        return skilled[0]
+    for name in reversed(recent):
+        if name in cast.by_name and name not in besides:
+            return name
+    return _hero(cast)
+
+
+def _hero(cast: Cast) -> str:
+    hero = cast.role("hero")
+    return hero.name if hero else cast.members[0].name
+
+
+def _words(cast: Cast, name: str) -> tuple[str, ...]:
+    member = cast.by_name.get(name)
+    return member.words if member else (name,)
+
+
+NONE = ("", "无", "none", "-")
 
 
 def request_of(text: str) -> str:
@@ -227,64 +365,6 @@ def is_trivial_scene(scene: str) -> bool:
     return bool(TRIVIAL_SCENE.match(re.sub(r"[\s,.!?，。！？:：]+", " ", scene).strip()))
 
 
-def named(text: str) -> list[str]:
-    """The known characters a text names (by name or English alias), in order."""
-    folded = text.casefold()
-    spots = []
-    for name in CHARACTERS:
-        found = [_spot(folded, w) for w in (name, *ALIASES[name])]
-        found = [f for f in found if f >= 0]
-        if found:
-            spots.append((min(found), name))
-    return [name for _, name in sorted(spots)]
-
-
-def character_in(text: str, last: str | None = None) -> str:
-    """Who the prompt is about: the one who eats, else the one given something, else the
-    first one named who is not the giver, else (for "him"/"her") the one the conversation
-    last changed, else the hero."""
-    folded = text.casefold()
-    names = named(text)
-    for name in names:
-        for word in (name, *ALIASES[name]):
-            if _near(folded, word.casefold(), EATING, after=True):
-                return name
-    for name in names:
-        for word in (name, *ALIASES[name]):
-            if _near(folded, word.casefold(), GIVING, after=False):
-                return name
-    givers = {
-        name
-        for name in names
-        for word in (name, *ALIASES[name])
-        if _near(folded, word.casefold(), GIVING, after=True)
-    }
-    fought = {
-        n
-        for n in names
-        for word in (n, *ALIASES[n])
-        if _near(folded, word.casefold(), FIGHT, after=False)
-    }
-    takers = [n for n in names if n not in givers and n not in fought]
-    if takers:
-        return takers[0]
-    if last and _has(folded, PRONOUNS):
-        return last
-    return DEFAULT_CHARACTER
-
-
-def opponent_in(text: str, character: str) -> str | None:
-    """Someone else named in a fight (the one after 对决 / vs / against …), else anyone else
-    named, else nobody."""
-    folded = text.casefold()
-    others = [n for n in named(text) if n != character]
-    for name in others:
-        for word in (name, *ALIASES[name]):
-            if _near(folded, word.casefold(), FIGHT, after=False):
-                return name
-    return others[0] if others and _has(folded, FIGHT + FINISHING) else None
-
-
 def mood_in(text: str, lang: str) -> str:
     """The mood a prompt asks for: the words after "mood to" / "心情改成", else the first
     mood word it has, in the narration's language."""
@@ -317,12 +397,6 @@ def mood_kind(value: str) -> str | None:
     return None
 
 
-def display(name: str, lang: str) -> str:
-    """A character's name as the narration says it."""
-    english = ENGLISH_NAMES.get(name)
-    return f"{english} ({name})" if lang == "en" and english else name
-
-
 def has_words(text: str, words: tuple[str, ...]) -> bool:
     """Whether the text has one of the words (as the table matches them)."""
     return _has(text.casefold(), words)
@@ -330,7 +404,7 @@ def has_words(text: str, words: tuple[str, ...]) -> bool:
 
 def mentions_someone(text: str) -> bool:
     """A pronoun (him, her, 他, 她): the prompt is about whoever the conversation was about."""
-    return _has(text.casefold(), PRONOUNS)
+    return has_pronoun(text)
 
 
 # --- matching ----------------------------------------------------------------------------
@@ -345,7 +419,7 @@ def _spot(folded: str, word: str) -> int:
     return found.start() if found else -1
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)  # user names come and go: a bounded cache
 def _matcher(words: tuple[str, ...]) -> re.Pattern[str]:
     """Chinese words (and punctuation) anywhere; English words and phrases whole."""
     parts = []

@@ -21,6 +21,7 @@ from jaiweb.agent.providers.offline.summary import (
     Tally,
 )
 from jaiweb.render.panel.script import parse
+from journal.cast import Cast
 from journal.entries import (
     AssistantMessage,
     ContextMessage,
@@ -53,13 +54,23 @@ class Memory:
     states: dict[str, dict[str, str]] = field(default_factory=dict)
     from_app_state: bool = False  # the states are the branch's own, not just what was said
     permission_mode: str | None = None  # "ask" / "auto", when the app state was given
-    last_character: str | None = None  # the one whose state was set last
+    last_character: str | None = None  # the one named or whose state was set, last
+    recent: list[str] = field(default_factory=list)  # the characters named, oldest first
+    cast: Cast = field(default_factory=lambda: Cast.of({}))
+    language: str | None = None  # the session's (its built-ins' and defaults'), if it has one
+
+    @property
+    def state_language(self) -> str:
+        """The language built-in states are written in: the session's (Chinese for a
+        session from before sessions had one)."""
+        return self.language or "zh"
 
 
 def remember(messages: list[ContextMessage], app_state: Mapping[str, Any] | None = None) -> Memory:
     memory = Memory()
     tally = Tally()
     prompts: list[str] = []
+    said: list[tuple[str, str]] = []  # ("prompt", text) / ("state", name), in order
     calls: dict[str, tuple[dict[str, Any], int]] = {}  # id → arguments, turn (latest call)
     for message in messages:
         if isinstance(message, SummaryMessage):
@@ -69,6 +80,7 @@ def remember(messages: list[ContextMessage], app_state: Mapping[str, Any] | None
             memory.summary_image = found[-1] if found else memory.summary_image
         elif isinstance(message, UserMessage):
             prompts.append(message.content)
+            said.append(("prompt", message.content))
         elif isinstance(message, AssistantMessage):
             for call in message.tool_calls:
                 calls[call.id] = (call.arguments, len(prompts) - 1)
@@ -90,22 +102,41 @@ def remember(messages: list[ContextMessage], app_state: Mapping[str, Any] | None
                 fields = message.details.get("state")
                 if isinstance(character, str) and character:
                     tally.set_state(character, fields if isinstance(fields, dict) else args)
-                    memory.last_character = character
+                    said.append(("state", character))
     memory.states = {name: dict(fields) for name, fields in tally.states.items()}
-    if memory.last_character is None and memory.states:
-        memory.last_character = list(memory.states)[-1]
+    characters: Mapping[str, Any] = memory.states
     if app_state is not None:
-        characters = app_state.get("characters")
-        if isinstance(characters, Mapping):
+        language = app_state.get("language")
+        memory.language = language if language in ("en", "zh") else None
+        given = app_state.get("characters")
+        if isinstance(given, Mapping):
+            characters = given
             memory.states = {
                 str(name): {k: str(v) for k, v in dict(c).items() if isinstance(v, str)}
-                for name, c in characters.items()
+                for name, c in given.items()
                 if isinstance(c, Mapping)
             }
             memory.from_app_state = True
         mode = app_state.get("permission_mode")
         memory.permission_mode = mode if mode in ("ask", "auto") else None
+    memory.cast = Cast.of(characters, memory.state_language)
+    for kind, value in said:
+        for name in memory.cast.named(value) if kind == "prompt" else [value]:
+            resolved = name if name in memory.cast.by_name else _resolve(memory.cast, name)
+            if resolved:
+                memory.recent.append(resolved)
+    if memory.recent:
+        memory.last_character = memory.recent[-1]
+    elif memory.states:
+        memory.last_character = list(memory.states)[-1]
     return memory
+
+
+def _resolve(cast: Cast, name: str) -> str | None:
+    try:
+        return cast.resolve(name)
+    except ValueError:
+        return None
 
 
 def conversation_language(messages: list[ContextMessage]) -> str:

@@ -20,26 +20,26 @@ TEXT: dict[str, dict[str, str]] = {
         "state": "更新{c}的状态：{fields}。",
         "field": "{k}「{v}」",
         "sep": "、",
-        "key_buff": "buff",
-        "key_skill": "招式",
-        "key_mood": "心情",
+        "key_buff": "增益",
+        "key_skill": "技能",
+        "key_mood": "情绪",
         "draw": "画一格分镜：「{caption}」。",
         "scene_guess": "我把这句当成要画的场景。",
-        "cost_one": "这一格要花 {cost} 点券。",
-        "cost_many": "这 {n} 格一共要花 {cost} 点券。",
+        "cost_one": "这一格要花 {cost} 积分。",
+        "cost_many": "这 {n} 格一共要花 {cost} 积分。",
         "cost_ask": "你点「批准」之后才会画。",
-        "cost_auto": "现在是自动模式：不再询问，直接画、直接扣点券。",
+        "cost_auto": "现在是自动模式：不再询问，直接画、直接扣积分。",
         "publish": "把「{panel}」这一格发布到剧集，配文「{caption}」。",
         "publish_same": "把「{panel}」这一格发布到剧集（配文就用这一格的旁白）。",
-        "publish_free": "发布不花点券，但会公开，所以会先问你。",
+        "publish_free": "发布不花积分，但会公开，所以会先问你。",
         "no_image": "还没有可以发布的分镜，先画一格吧。",
         "deferred": "新的这一格还没画好，画完后再发 /publish 发布。",
-        "panels": "先看看这条分支上已经画了哪些分镜（只是查看，不花点券）。",
+        "panels": "先看看这条分支上已经画了哪些分镜（只是查看，不花积分）。",
         "missing_tool": "这里没有提供「{tool}」这个工具，这一步跳过。",
         "state_no_char": "/state 需要角色名，例如：/state 猪猪侠 buff=… skill=… mood=…。",
-        "state_no_fields": "/state {c} 没有给出 buff/skill/mood，什么也不改。",
+        "state_no_fields": "/state {c} 没有给出增益、技能或情绪（buff/skill/mood），什么也不改。",
         "draw_empty": "/draw 后面要写场景，例如：/draw 猪猪侠在擂台上对决超人强。",
-        "ask_scene": "要画什么？发送 /draw 加上场景，例如：/draw 猪猪侠在擂台上对决超人强。",
+        "ask_scene": "要画什么？直接说出场景就行，例如：猪猪侠在擂台上对决超人强。",
         "unknown": (
             "不认识的命令 /{cmd}，已忽略（可用：/draw /state /publish /panels /say /help）。"
         ),
@@ -47,28 +47,30 @@ TEXT: dict[str, dict[str, str]] = {
         "idle": "等你的下一条指令。",
         "caption": "新的一格分镜",
         "join": "",
-        "mood": "把{c}的心情改成「{mood}」：只改状态，不画图，不花点券。",
-        "mood_offer": "想画出来就发：/draw {scene}",
+        "mood": "把{c}的情绪改成「{mood}」：只改状态，不画图，不花积分。",
+        "mood_offer": "要画出来吗？/draw {scene}",
         "mood_scene": "{c}一脸{mood}的样子",
         "offer": (
-            "我不确定你是不是想画一格（每格 {cost} 点券），所以先没画。要画的话，发送：/draw {text}"
+            "我不确定你是不是想画一格（每格 {cost} 积分），所以先没画。要画出来吗？/draw {text}"
         ),
+        "ask_who": "「{mention}」是指{names}？请写出名字，我再动手。",
+        "or": "还是",
         "answer": "这个问题我离线答不了，我只会按指令画分镜、改状态。",
         "hello": "你好！我是离线导演：一格一格地画这一集，并记住每个角色的状态。",
         "help": (
             "可以这样说："
             "「猪猪侠吃下超级棒棒糖」（改状态并画一格）；"
-            "「/draw 猪猪侠在擂台上对决超人强」（画一格，{cost} 点券）；"
+            "「/draw 猪猪侠在擂台上对决超人强」（画一格，{cost} 积分）；"
             "「让猪猪侠难过」（只改状态，免费）；「猪猪侠现在什么状态？」；"
             "「列出分镜」；「/publish 配文」（发布最新的一格）。"
             "想撤销，就在树里点更早的节点，再点「从这里继续」。"
         ),
-        "state_answer": "{c}{source}：buff「{buff}」，招式「{skill}」，心情「{mood}」。",
+        "state_answer": "{c}{source}：增益「{buff}」，技能「{skill}」，情绪「{mood}」。",
         "source_app": "在这条分支上",
         "source_conv": "（按这段对话的记录）",
         "state_unknown": (
             "这段对话里还没改过{c}的状态；角色面板显示的就是当前状态"
-            "（默认：buff 无，招式 无，心情 平静）。"
+            "（默认：增益 无，技能 无，情绪 平静）。"
         ),
         "state_nobody": "这段对话里还没改过任何角色的状态；当前状态请看角色面板。",
         "state_how": "要改状态：/state 猪猪侠 mood=开心，或者说「让猪猪侠开心」。",
@@ -88,7 +90,7 @@ TEXT: dict[str, dict[str, str]] = {
             "这条分支上还没有分镜可以撤销。要回到任何地方，在树里点那个节点，再点「从这里继续」。"
         ),
         "undo_after": (
-            "状态会跟着退回去；回退不花点券，撤掉的那格留在它自己的分支上（已花的点券不退）。"
+            "状态会跟着退回去；回退不花积分，撤掉的那格留在它自己的分支上（已花的积分不退）。"
         ),
         # closing narration
         "ok_state": "{c}的新状态已记下。",
@@ -99,7 +101,7 @@ TEXT: dict[str, dict[str, str]] = {
         "ok_panels_text": "这条分支上的分镜：{text}。",
         "ok_other": "「{tool}」完成了。",
         "err_denied": "你拒绝了这一步（{tool}），所以没有执行。",
-        "err_credits": "点券不够，「{tool}」没有执行：{text}。",
+        "err_credits": "积分不够，「{tool}」没有执行：{text}。",
         "err_not_run": "「{tool}」没有在这条分支上执行。",
         "err_other": "「{tool}」出错了：{text}。",
         "no_retry": "我不会自动重试；需要的话请再下指令。",
@@ -127,12 +129,12 @@ TEXT: dict[str, dict[str, str]] = {
         "deferred": "The new panel is not drawn yet: send /publish once it is.",
         "panels": "Checking the panels on this branch (a free look, no credits).",
         "missing_tool": 'The "{tool}" tool is not available here, so I skip that step.',
-        "state_no_char": "/state needs a character, e.g. /state 猪猪侠 buff=… skill=… mood=….",
+        "state_no_char": "/state needs a character, e.g. /state Pig-Man buff=… skill=… mood=….",
         "state_no_fields": "/state {c} gives no buff/skill/mood: nothing to change.",
         "draw_empty": "/draw needs a scene, e.g. /draw Pig-Man faces Super Strong in the ring.",
         "ask_scene": (
-            "What should the panel show? Send /draw and the scene, e.g. "
-            "/draw Pig-Man faces Super Strong in the ring."
+            "What should the panel show? Just say the scene, e.g. "
+            '"Pig-Man faces Super Strong in the ring".'
         ),
         "unknown": (
             "Unknown command /{cmd}, ignored (try /draw /state /publish /panels /say /help)."
@@ -142,12 +144,14 @@ TEXT: dict[str, dict[str, str]] = {
         "caption": "A new panel",
         "join": " ",
         "mood": 'Setting the mood of {c} to "{mood}": a state change only, no panel, no credits.',
-        "mood_offer": "To draw it, send: /draw {scene}",
+        "mood_offer": "Draw it? /draw {scene}",
         "mood_scene": "{c} looking {mood}",
         "offer": (
             "I'm not sure you want a panel drawn (a panel costs {cost} credits), so I haven't "
-            "drawn one. To draw it, send: /draw {text}"
+            "drawn one. Draw it? /draw {text}"
         ),
+        "ask_who": 'Who do you mean by "{mention}": {names}? Say the name and I will go on.',
+        "or": " or ",
         "answer": "I can't answer that offline: I draw panels and keep the characters' state.",
         "hello": (
             "Hi! I'm the offline director: I draw the episode panel by panel and remember "
@@ -171,7 +175,7 @@ TEXT: dict[str, dict[str, str]] = {
             "I haven't changed anyone's state in this conversation; the characters panel "
             "shows the current state."
         ),
-        "state_how": 'To change it: /state 猪猪侠 mood=happy, or "Make Pig-Man happy".',
+        "state_how": 'To change it: /state Pig-Man mood=happy, or "Make Pig-Man happy".',
         "undo_last": (
             'To undo the last panel ("{panel}"), go back to the turn before it: in the tree, '
             'click that turn ("{before}", where the director finished it) and choose '
@@ -228,13 +232,14 @@ TOOL_LABELS = {
 }
 
 # What a rule of the story says before it acts, and what its panel shows and says.
-# ``speech``: (who, words) with who "c" (the character), "o" (the opponent) or a name.
+# ``speech``: (who, words) with who "c" (the character), "o" (the opponent) or the role of
+# a character of the cast (``journal.cast.STARTERS``), who speaks when the prompt names it.
 STORY: dict[str, dict[str, dict]] = {
     "zh": {
         "laxative": {
             "intro": "糟糕，{c}吃下的是过期泻药丸：拉肚子虚脱，招式全没了！",
             "caption": "糟糕！{c}吃下的是过期泻药丸，肚子疼得直冒冷汗……",
-            "speech": (("c", "哎哟……我的肚子……"), ("迷糊老师", "哎呀，拿错药了！")),
+            "speech": (("c", "哎哟……我的肚子……"), ("teacher", "哎呀，拿错药了！")),
         },
         "lollipop": {
             "intro": "{c}吃下超级棒棒糖，变身功夫大师，学会了降龙十巴掌！",
@@ -255,10 +260,10 @@ STORY: dict[str, dict[str, dict]] = {
         "laxative": {
             "intro": "Oops, {c} got an expired laxative pill: weak, sweating, no skill left!",
             "caption": "Oh no! The medicine was expired: {c} doubles over with a stomach ache.",
-            "speech": (("c", "Ouch… my stomach…"), ("迷糊老师", "Oops, wrong bottle!")),
+            "speech": (("c", "Ouch… my stomach…"), ("teacher", "Oops, wrong bottle!")),
         },
         "lollipop": {
-            "intro": "{c} eats the super lollipop and becomes a kung-fu master (降龙十巴掌)!",
+            "intro": "{c} eats the super lollipop and becomes a kung-fu master!",
             "caption": "{c} eats the super lollipop and turns into a kung-fu master!",
             "speech": (("c", "Super lollipop, full power!"),),
         },
@@ -290,12 +295,11 @@ def words(lang: str) -> dict[str, str]:
 
 
 def name_in(name: str, lang: str, *, panel: bool = False) -> str:
-    """A character as the narration says it: ``Pig-Man (猪猪侠)`` in English (in a panel
-    just ``Pig-Man``), the name itself in Chinese or when it has no English name."""
+    """A character as the narration says it: its name, but a built-in's Chinese name in
+    English (``Pig-Man`` for 猪猪侠, in a session from before names followed the language),
+    so an English page shows no Chinese that no user typed."""
     english = ENGLISH_NAMES.get(name)
-    if lang != "en" or not english:
-        return name
-    return english if panel else f"{english} ({name})"
+    return english if lang == "en" and english else name
 
 
 def tool_label(tool: str, lang: str) -> str:
