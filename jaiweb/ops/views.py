@@ -19,9 +19,10 @@ import secrets
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -151,3 +152,15 @@ def metrics(request: HttpRequest) -> HttpResponse:
         )
         return HttpResponse("forbidden: " + why, status=403, content_type="text/plain")
     return HttpResponse(exposition(layer=layer_backend()), content_type=CONTENT_TYPE)
+
+
+@require_safe
+def favicon(request: HttpRequest) -> FileResponse:
+    """The site's icon at /favicon.ico, where browsers and feed readers look for it
+    without reading the page (pages name static/favicon.svg)."""
+    path = finders.find("favicon.ico")
+    if path is None:
+        raise Http404("no favicon")
+    response = FileResponse(open(path, "rb"), content_type="image/x-icon")  # noqa: SIM115
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

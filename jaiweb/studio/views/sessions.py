@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -18,23 +16,6 @@ from jaiweb.store.errors import InvalidEntry, SessionBusy
 from jaiweb.store.services import session_create, session_delete, session_rename
 from jaiweb.studio.selectors import my_sessions
 from jaiweb.studio.views.access import own_session
-
-CHANNEL_LAYER_NAMES = {
-    "channels.layers.InMemoryChannelLayer": "in-memory (this process only)",
-    "jaiweb.live.layers.InMemoryChannelLayer": "in-memory (this process only)",
-    "channels_redis.pubsub.RedisPubSubChannelLayer": "Redis",
-    "channels_redis.core.RedisChannelLayer": "Redis (list queues)",
-}
-
-
-def _mode() -> dict:
-    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"]
-    return {
-        "database": connection.vendor,
-        "channel_layer": CHANNEL_LAYER_NAMES.get(backend, backend),
-        "llm_model": settings.JAIWEB_LLM_MODEL,
-        "image_backend": settings.JAIWEB_IMAGE_BACKEND,
-    }
 
 
 class SessionForm(forms.Form):
@@ -56,11 +37,10 @@ class SessionForm(forms.Form):
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """My sessions (logged in) or what this studio runs on and how to get in."""
-    ctx = {"mode": _mode(), **_mode()}
+    """My sessions (logged in), or what the studio is and how to get in."""
     if not request.user.is_authenticated:
-        return render(request, "studio/home.html", ctx)
-    ctx.update(cards=my_sessions(owner=request.user), form=SessionForm())
+        return render(request, "studio/home.html")
+    ctx = {"cards": my_sessions(owner=request.user), "form": SessionForm()}
     return render(request, "studio/sessions.html", ctx)
 
 
@@ -82,7 +62,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
             form.add_error("title", str(exc))
         else:
             return redirect("studio-session", session.id)
-    ctx = {"cards": my_sessions(owner=request.user), "form": form, "mode": _mode(), **_mode()}
+    ctx = {"cards": my_sessions(owner=request.user), "form": form}
     return render(request, "studio/sessions.html", ctx, status=422)
 
 
