@@ -48,3 +48,16 @@ def test_a_revoked_share_link_is_the_styled_404(client, alice, settings):
     response = client.get(f"/s/{token}/")
     assert response.status_code == 404
     assert 'data-status="404"' in response.content.decode()
+
+
+def test_a_refused_csrf_token_is_a_styled_page(alice):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    response = client.post("/sessions/new", {"title": "no token"})
+    assert response.status_code == 403
+    body = response.content.decode()
+    assert 'data-reason="csrf"' in body and "<style>" not in body
+    zh = client.post("/sessions/new", {"title": "x"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "这个表单已经过期" in zh.content.decode()
