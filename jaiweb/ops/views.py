@@ -5,6 +5,8 @@ channel layer (a message sent to a fresh channel and received back) and room on 
 disks (``jaiweb.ops.disk``), and answers 503 naming the part that failed. It also
 reports the cache (a value written and read back): without it the process still serves,
 each process counting the rate limits on its own, so the cache alone never makes it 503.
+It names what the About page shows people: the database's vendor, the channel layer, the
+director (the model, or "offline") and the image backend.
 /metrics reports the journals' figures from the database — so every process tells the
 same truth — and this process's own uptime and open sockets.
 """
@@ -106,6 +108,8 @@ async def healthz(request: HttpRequest) -> JsonResponse:
         "database": "ok" if database else "error",
         "channel_layer": "ok" if layer else "error",
         "layer": layer_backend(),
+        "database_vendor": connection.vendor,
+        "director": settings.JAIWEB_LLM_MODEL or "offline",
         "cache": "ok" if cached else "error",
         "disk": "full" if short else "ok",
         "disk_full": short,
