@@ -70,3 +70,9 @@ def test_the_favicon_answers(client):
     assert r.status_code == 200 and r["Content-Type"] == "image/x-icon"
     assert b"".join(r.streaming_content)[:4] == b"\x00\x00\x01\x00"  # an ICO file
     assert 'rel="icon" href="/static/favicon.svg"' in client.get("/").content.decode()
+
+
+def test_the_about_page_speaks_chinese(client, settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    body = client.get("/about/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "关于这个工作室" in body and "内存（仅限本进程）" in body and "离线导演" in body

@@ -7,15 +7,16 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
 from jaiweb.render.backends import backend_label
 
 CHANNEL_LAYER_NAMES = {
-    "channels.layers.InMemoryChannelLayer": "in-memory (this process only)",
-    "jaiweb.live.layers.InMemoryChannelLayer": "in-memory (this process only)",
+    "channels.layers.InMemoryChannelLayer": _("in-memory (this process only)"),
+    "jaiweb.live.layers.InMemoryChannelLayer": _("in-memory (this process only)"),
     "channels_redis.pubsub.RedisPubSubChannelLayer": "Redis",
-    "channels_redis.core.RedisChannelLayer": "Redis (list queues)",
+    "channels_redis.core.RedisChannelLayer": _("Redis (list queues)"),
 }
 
 
