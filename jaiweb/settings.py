@@ -6,8 +6,9 @@ ImproperlyConfigured naming the variable and the value. An empty variable counts
 unset.
 
 DEBUG defaults to on: with no environment at all, `python manage.py studio` is the
-embedded dev mode (SQLite file, in-memory channel layer, offline director, local
-renderer). Turn it off with DEBUG=0 in production; then SECRET_KEY (50+ characters) and
+embedded mode (SQLite file, in-memory channel layer, offline director, local
+renderer), which then serves with DEBUG off unless `--debug` or DEBUG=1 asks for it.
+Turn it off with DEBUG=0 in production; then SECRET_KEY (50+ characters) and
 JAIWEB_FEED_SECRET (32+ characters) are required. No secret is ever empty or a constant
 written here: with DEBUG on and no SECRET_KEY, one is made at random on the first start
 and kept in DEV_SECRET_FILE, and the feed's secret is derived from SECRET_KEY.
@@ -212,6 +213,10 @@ def redis_caches(url: str) -> dict:
 # --- environment -------------------------------------------------------------------
 
 DEBUG = env_bool("DEBUG", True)
+# Whether DEBUG came from the environment: `manage.py studio` turns an unset one off once
+# these settings are read (jaiweb/ops/management/commands/studio.py), keeping the secrets
+# the default gave.
+JAIWEB_DEBUG_FROM_ENVIRONMENT = _raw("DEBUG") is not None
 
 # DEBUG on and no SECRET_KEY: a key made once per checkout, kept beside the code and
 # never committed (.gitignore), so no two installations share one and no one can guess it.
@@ -578,6 +583,16 @@ MIDDLEWARE = [
     # Innermost: /api/v1/ writes in one transaction, every /api/v1/ answer JSON.
     "jaiweb.api.middleware.ApiMiddleware",
 ]
+
+# A request that fails with a server error is written to stderr with its traceback, with
+# DEBUG off too (Django's default sends it to the console only when DEBUG is on, and to
+# ADMINS by mail, which no one sets): the studio's console is where its operator looks.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False}},
+}
 
 ROOT_URLCONF = "jaiweb.urls"
 LOGIN_URL = "/accounts/login/"

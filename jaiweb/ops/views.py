@@ -5,6 +5,8 @@ channel layer (a message sent to a fresh channel and received back) and room on 
 disks (``jaiweb.ops.disk``), and answers 503 naming the part that failed. It also
 reports the cache (a value written and read back): without it the process still serves,
 each process counting the rate limits on its own, so the cache alone never makes it 503.
+It names what the About page shows people: the database's vendor, the channel layer, the
+director (the model, or "offline") and the image backend.
 /metrics reports the journals' figures from the database — so every process tells the
 same truth — and this process's own uptime and open sockets.
 """
@@ -19,9 +21,10 @@ import secrets
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -105,6 +108,8 @@ async def healthz(request: HttpRequest) -> JsonResponse:
         "database": "ok" if database else "error",
         "channel_layer": "ok" if layer else "error",
         "layer": layer_backend(),
+        "database_vendor": connection.vendor,
+        "director": settings.JAIWEB_LLM_MODEL or "offline",
         "cache": "ok" if cached else "error",
         "disk": "full" if short else "ok",
         "disk_full": short,
@@ -151,3 +156,15 @@ def metrics(request: HttpRequest) -> HttpResponse:
         )
         return HttpResponse("forbidden: " + why, status=403, content_type="text/plain")
     return HttpResponse(exposition(layer=layer_backend()), content_type=CONTENT_TYPE)
+
+
+@require_safe
+def favicon(request: HttpRequest) -> FileResponse:
+    """The site's icon at /favicon.ico, where browsers and feed readers look for it
+    without reading the page (pages name static/favicon.svg)."""
+    path = finders.find("favicon.ico")
+    if path is None:
+        raise Http404("no favicon")
+    response = FileResponse(open(path, "rb"), content_type="image/x-icon")  # noqa: SIM115
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

@@ -67,6 +67,7 @@ def _run_part(session: ComicSession, state: dict, operation: object = UNREAD) ->
         "permission_mode": state.get("permission_mode", "ask"),
         "run": run_view(session=session, operation=operation),
         "offline_director": not settings.JAIWEB_LLM_MODEL,
+        "llm_model": settings.JAIWEB_LLM_MODEL,
         "local_renderer": settings.JAIWEB_IMAGE_BACKEND == "local",
         "image_backend": backend_label(),
         "panel_cost": PANEL_COST,

@@ -62,7 +62,8 @@ def studio_env(tmp_path_factory) -> dict[str, str]:
     return {
         "JAIWEB_MEDIA_ROOT": str(media),
         "JAIWEB_LEASE_SECONDS": "5",
-        "DEBUG": "true",  # the studio serves its own static files (htmx)
+        # DEBUG left unset: the studio serves as `./dev studio` does, with DEBUG off, its own
+        # error pages and its own static files (htmx, the stylesheet)
         "JAIWEB_PROMPTS_PER_MINUTE": "1000",
     }
 

@@ -22,7 +22,9 @@ from tests.support.image_servers import free_port_url
 pytestmark = pytest.mark.django_db
 
 LOCAL_IMAGES = {"image_backend": "local", "image": "ok"}  # the default: nothing to ask
-ALL_WELL = {"cache": "ok", "disk": "ok", "disk_full": [], **LOCAL_IMAGES}
+# what this process runs on (issue 29: the diagnostics left the pages for here and /about/)
+RUNS_ON = {"database_vendor": connection.vendor, "director": "offline"}
+ALL_WELL = {"cache": "ok", "disk": "ok", "disk_full": [], **LOCAL_IMAGES, **RUNS_ON}
 
 
 @pytest.fixture(autouse=True)
@@ -73,6 +75,7 @@ def test_it_reports_a_database_failure(client, monkeypatch):
         "channel_layer": "ok",
         "layer": backend(),
         **ALL_WELL,
+        "database_vendor": "broken",
     }
 
 
@@ -163,6 +166,7 @@ def test_a_filesystem_with_less_free_space_than_the_floor_is_full(client, settin
         "disk": "full",
         "disk_full": list(places),  # media, then the SQLite database
         **LOCAL_IMAGES,
+        **RUNS_ON,
     }
     settings.JAIWEB_DISK_MIN_FREE_MB = 1  # less than either has
     assert client.get("/healthz").json() == {**r.json(), "ok": True, **ALL_WELL}
@@ -249,6 +253,7 @@ def test_a_write_that_failed_for_lack_of_space_makes_the_disk_full_for_a_minute(
         "disk": "full",
         "disk_full": ["writes"],
         **LOCAL_IMAGES,
+        **RUNS_ON,
     }
     fake.advance(space.RECENT_SECONDS - 1)
     assert client.get("/healthz").status_code == 503

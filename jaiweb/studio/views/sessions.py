@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language, gettext_lazy
@@ -23,23 +21,6 @@ from jaiweb.studio.views.access import own_session
 from journal.cast import new_cast, starter_names, starter_of
 
 NAME_SEPARATORS = re.compile(r"[\n,，、;；]+")
-
-CHANNEL_LAYER_NAMES = {
-    "channels.layers.InMemoryChannelLayer": "in-memory (this process only)",
-    "jaiweb.live.layers.InMemoryChannelLayer": "in-memory (this process only)",
-    "channels_redis.pubsub.RedisPubSubChannelLayer": "Redis",
-    "channels_redis.core.RedisChannelLayer": "Redis (list queues)",
-}
-
-
-def _mode() -> dict:
-    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"]
-    return {
-        "database": connection.vendor,
-        "channel_layer": CHANNEL_LAYER_NAMES.get(backend, backend),
-        "llm_model": settings.JAIWEB_LLM_MODEL,
-        "image_backend": settings.JAIWEB_IMAGE_BACKEND,
-    }
 
 
 class SessionForm(forms.Form):
@@ -75,11 +56,14 @@ def _starter_cast() -> str:
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """My sessions (logged in) or what this studio runs on and how to get in."""
-    ctx = {"mode": _mode(), **_mode()}
+    """My sessions (logged in), or what the studio is and how to get in."""
     if not request.user.is_authenticated:
-        return render(request, "studio/home.html", ctx)
-    ctx.update(cards=my_sessions(owner=request.user), form=SessionForm(), starter=_starter_cast())
+        return render(request, "studio/home.html")
+    ctx = {
+        "cards": my_sessions(owner=request.user),
+        "form": SessionForm(),
+        "starter": _starter_cast(),
+    }
     return render(request, "studio/sessions.html", ctx)
 
 
@@ -104,13 +88,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
             form.add_error("title", str(exc))
         else:
             return redirect("studio-session", session.id)
-    ctx = {
-        "cards": my_sessions(owner=request.user),
-        "form": form,
-        "starter": _starter_cast(),
-        "mode": _mode(),
-        **_mode(),
-    }
+    ctx = {"cards": my_sessions(owner=request.user), "form": form, "starter": _starter_cast()}
     return render(request, "studio/sessions.html", ctx, status=422)
 
 

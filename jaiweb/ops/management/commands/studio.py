@@ -3,6 +3,13 @@
 Serves the ASGI application with daphne in this process. daphne implements no ASGI
 lifespan, so this command is where the in-process agent runner gets scheduled on
 daphne's event loop (see `schedule_agent_runner`).
+
+It serves with DEBUG off unless asked: visitors get the studio's own 404, 403 and 500
+pages, never Django's debug pages (a revoked share link's address, a traceback). The
+settings were read with DEBUG's default (on) first, so the embedded mode keeps what that
+gives a checkout with no environment: the generated secret key, the derived feed secret,
+plain HTTP cookies. ``--debug`` (or DEBUG=1 in the environment) keeps DEBUG on: the
+development settings. Static files are served by this process either way.
 """
 
 import asyncio
@@ -39,6 +46,16 @@ def schedule_agent_runner(loop: asyncio.AbstractEventLoop):
     return runner
 
 
+def debug_mode(asked: bool) -> bool:
+    """DEBUG for the embedded studio: on with --debug or a DEBUG the environment sets
+    (DEBUG=0 stays off), off when nothing says."""
+    if asked:
+        return True
+    if settings.JAIWEB_DEBUG_FROM_ENVIRONMENT:
+        return bool(settings.DEBUG)
+    return False
+
+
 def format_url(host: str, port: int) -> str:
     if ":" in host:
         host = f"[{host}]"
@@ -64,7 +81,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--insecure",
             action="store_true",
-            help="serve static files even when DEBUG is off",
+            help="kept for old scripts: static files are always served by the studio",
+        )
+        parser.add_argument(
+            "--debug",
+            action="store_true",
+            help="the development settings: DEBUG on (Django's debug pages, tracebacks)",
         )
 
     def handle(self, *args, **options):
@@ -72,6 +94,7 @@ class Command(BaseCommand):
         if not 0 <= port <= 65535:
             raise CommandError(f"--port must be between 0 and 65535, got {port}")
         verbosity = options["verbosity"]
+        settings.DEBUG = debug_mode(options["debug"])
         refuse_a_broken_image_backend()
 
         if options["migrate"]:
@@ -79,8 +102,9 @@ class Command(BaseCommand):
 
         from jaiweb.asgi import application
 
-        if settings.DEBUG or options["insecure"]:
-            application = ASGIStaticFilesHandler(application)
+        # The embedded studio is its own static server (no collectstatic, no proxy in
+        # front), with DEBUG off too.
+        application = ASGIStaticFilesHandler(application)
 
         warm_up()  # before it listens: a page reconnecting after a restart is answered fast
         server = None
