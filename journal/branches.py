@@ -153,6 +153,12 @@ class RewindPreview:
     left_behind: int  # entries of the current branch after the fork point
     stays: Effects
 
+    @property
+    def story_only_changes(self) -> list[Change]:
+        """What "continue from here, story only: keep today's characters" rolls back: the
+        same, less the characters, which it writes back as they are now."""
+        return [c for c in self.changes if c.character is None]
+
 
 def rewind_preview(
     current: Sequence[Entry], target: Sequence[Entry], initial: dict

@@ -33,11 +33,12 @@ from jaiweb.store.selectors import (
     operation_records,
     panel_sessions,
     tool_results_at,
+    where_i_was_of,
 )
 from jaiweb.studio.labels import people_named
 from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
-from journal.errors import CorruptedOperationLog, UnknownEntry
+from journal.errors import BrokenSessionTree, CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
 from journal.timeline import timeline, timeline_data
 
@@ -607,3 +608,25 @@ def node_labels_context(*, session_id: str, entry_id: str, can_edit: bool) -> di
         "can_edit": can_edit,
         "text_max": LABEL_TEXT_MAX,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Back:
+    """ "Back to where I was" as the tree offers it: the leaf the latest rewind left, and
+    what going there rolls back (issue 30)."""
+
+    target_id: str
+    preview: RewindPreview
+
+
+def back_of(*, session: ComicSession, rows: Sequence[StoredEntry]) -> Back | None:
+    """Where "back to where I was" goes from the active path ``rows``, previewed; None when
+    no rewind is on the path (or what it left cannot be read)."""
+    target = where_i_was_of(rows) if rows else None
+    if target is None or target == session.leaf_id:
+        return None
+    try:
+        target_rows = branch_rows(session=session, leaf_id=target, lazy=True)
+    except (UnknownEntry, BrokenSessionTree):
+        return None
+    return Back(target, rewind_preview_of(session=session, target_rows=target_rows, leaf_rows=rows))

@@ -37,8 +37,9 @@ from django.db.models import Max, Q
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, parked_inputs
+from jaiweb.store.selectors import branch_rows, chapters_at, parked_inputs
 from journal.branches import effects_of
+from journal.chapters import Chapter
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,
@@ -158,6 +159,7 @@ class Turn:
     credits: int = 0  # charged by its panels (a fold of its tool results)
     waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
+    chapter: Chapter | None = None  # the chapter that starts in it (journal/chapters.py)
 
     kind = "node"
 
@@ -258,12 +260,16 @@ def _turns_of_lines(
     *,
     active: bool,
     leaf: JournalEntry | None = None,
+    chapters: Sequence[Chapter] = (),
 ) -> list[list[Turn]]:
-    """The nodes of turns of several lines, their children read at once (two queries)."""
+    """The nodes of turns of several lines, their children read at once (two queries);
+    ``chapters``: the active path's, each drawn as a heading on the turn it starts in."""
     lines = [(line, [s for s in spans if _drawn(line.kinds, s)]) for line, spans in lines]
     ids = [line.entries[i].id for line, spans in lines for a, b in spans for i in range(a, b)]
     children = _children_of(session, ids)
-    marks = _Marks(labels_on(session_id=session.id, entry_ids=ids), parked_inputs(session=session))
+    marks = _Marks(
+        labels_on(session_id=session.id, entry_ids=ids), parked_inputs(session=session), chapters
+    )
     # A rewind that nothing followed (and is not the leaf) is no branch to draw.
     rewinds = [c.id for kids in children.values() for c in kids if c.type == "branch"]
     followed = set(_children_of(session, rewinds)) if rewinds else set()
@@ -289,16 +295,22 @@ class _Marks:
     """What a turn's node shows beside the journal's own facts: the labels on its entries
     and whether its run waits for an admin (both read once for all the turns drawn)."""
 
-    def __init__(self, labels: list[NodeLabel], parked: set[str]) -> None:
+    def __init__(
+        self, labels: list[NodeLabel], parked: set[str], chapters: Sequence[Chapter] = ()
+    ) -> None:
         self.labels: dict[str, list[NodeLabel]] = defaultdict(list)
         for label in labels:
             self.labels[label.entry_id].append(label)
         self.parked = parked  # the inputs (prompts) of a parked operation
+        self.chapters = {c.entry_id: c for c in chapters}
 
     def on(self, turn: Turn, entries: list[JournalEntry]) -> Turn:
         labels = tuple(x for e in entries for x in self.labels.get(e.id, ()))
         waiting = bool(self.parked) and any(e.id in self.parked for e in entries)
-        return replace(turn, labels=labels, waiting=waiting) if labels or waiting else turn
+        chapter = next((self.chapters[e.id] for e in entries if e.id in self.chapters), None)
+        if not (labels or waiting or chapter):
+            return turn
+        return replace(turn, labels=labels, waiting=waiting, chapter=chapter)
 
 
 def _turn(
@@ -420,11 +432,14 @@ def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = Non
     if not rows:
         return []
     leaf = rows[-1].entry
+    chapters = chapters_at(session=session, rows=rows)
     tail = _tail(rows, PATH_TAIL)
     head, fold = _head(rows, PATH_HEAD, tail) if tail else ([], 0)
     if not tail or fold >= tail:  # short enough to draw whole
         line = _path_line(rows, 0, len(rows))
-        [turns] = _turns_of_lines(session, [(line, _spans(line.kinds))], active=True, leaf=leaf)
+        [turns] = _turns_of_lines(
+            session, [(line, _spans(line.kinds))], active=True, leaf=leaf, chapters=chapters
+        )
         return _open_forks(session, list(turns))
     line = _path_line(rows, tail, len(rows))
     first, last = _turns_of_lines(
@@ -432,6 +447,7 @@ def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = Non
         [(_path_line(rows, 0, fold), head), (line, _spans(line.kinds))],
         active=True,
         leaf=leaf,
+        chapters=chapters,
     )
     more = More(tail - fold, f"path={session.leaf_id}&start={fold}&stop={tail}")
     return _open_forks(session, [*first, more, *last])
@@ -482,7 +498,11 @@ def path_page(session: ComicSession, *, leaf_id: str, start: int, stop: int) -> 
     line = _path_line(rows, start, cut)
     active = session.leaf_id == leaf_id
     leaf = rows[-1].entry if active and cut == len(rows) else None
-    items: list[Item] = list(_turns(session, line, _spans(line.kinds), active=active, leaf=leaf))
+    chapters = chapters_at(session=session, rows=rows) if active else []
+    [turns] = _turns_of_lines(
+        session, [(line, _spans(line.kinds))], active=active, leaf=leaf, chapters=chapters
+    )
+    items: list[Item] = list(turns)
     if cut < stop:
         items.append(More(stop - cut, f"path={leaf_id}&start={cut}&stop={stop}"))
     return items
