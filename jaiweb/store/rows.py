@@ -204,6 +204,11 @@ class PathRows(Sequence[StoredEntry]):
         on the path (the reading state names a branch by its head)."""
         return tuple(chain for chain, _last in self._segments)
 
+    @property
+    def last_positions(self) -> tuple[int, ...]:
+        """For each chain of ``chains``, its last position on the path."""
+        return tuple(last for _chain, last in self._segments)
+
     def index_at(self, chain: int, pos: int) -> int | None:
         """Where the entry at ``pos`` of ``chain`` is on the path (None when it is not)."""
         k = self._by_chain.get(chain)  # a path passes a chain once: along its first children

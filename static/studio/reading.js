@@ -36,7 +36,7 @@
       el.remove();
     });
     unread.forEach(function (b) {
-      var head = CSS.escape(b.head_id);
+      var head = CSS.escape(b.start_id);
       var li =
         tree.querySelector('li.item[data-via="' + head + '"]') ||
         (tree.querySelector('.node[data-first-id="' + head + '"]') || { closest: function () { return null; } }).closest("li.item");

@@ -11,27 +11,35 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from jaiweb.sessions.commands import chapter_clear, chapter_set, session_back
-from jaiweb.store.errors import StoreError
+from jaiweb.store.errors import NothingToGoBackTo, StoreError
 from jaiweb.store.reading import path_read_mark, unread_branches
 from jaiweb.studio import tree
 from jaiweb.studio.views.access import own_session
-from jaiweb.studio.views.writes import _done, _refusal
+from jaiweb.studio.views.writes import _done, _refusal, _refused
+from journal.chapters import TITLE_MAX, BadChapter, title_check
 from journal.errors import UnknownEntry
 
 
 @login_required
 @require_POST
 def reading_view(request: HttpRequest, session_id: str) -> JsonResponse:
-    """The viewer looks at the active path (its branches are read now) and gets the
-    branches they have not opened: each branch's head and the node it forks from."""
+    """The viewer looks at the active path (its leaf's branch is read now) and gets the
+    branches they have not opened: each one's head, its first entry off the active path
+    (where the tree draws it) and the node that entry hangs from."""
     session = own_session(request, session_id)
     path_read_mark(user=request.user, session=session)
     unread = unread_branches(user=request.user, session=session)
     return JsonResponse(
-        {"unread": [{"head_id": b.head_id, "parent_id": b.parent_id or ""} for b in unread]}
+        {
+            "unread": [
+                {"head_id": b.head_id, "start_id": b.start_id, "parent_id": b.parent_id or ""}
+                for b in unread
+            ]
+        }
     )
 
 
@@ -43,10 +51,10 @@ def unread_next_view(request: HttpRequest, session_id: str) -> HttpResponse:
     session = own_session(request, session_id)
     unread = unread_branches(user=request.user, session=session)
     if not unread:
-        return render(request, "studio/tree/jump.html", {"session": session, "node_id": ""})
-    head = unread[0].head_id
-    node_id = tree.turn_node_of(session, head)
-    ctx = {"session": session, "entry_id": head, "node_id": node_id}
+        return HttpResponse('<div id="tree-jump" data-node=""></div>')
+    start = unread[0].start_id
+    node_id = tree.turn_node_of(session, start)
+    ctx = {"session": session, "entry_id": start, "node_id": node_id}
     return render(request, "studio/tree/jump.html", ctx)
 
 
@@ -60,6 +68,9 @@ def back_view(request: HttpRequest, session_id: str) -> HttpResponse:
         session_back(session=session, expected_leaf_id=expected)
     except UnknownEntry:
         raise Http404("no such entry") from None
+    except NothingToGoBackTo:
+        message = _("There is no “continue from here” on this branch to go back from.")
+        return _refused(request, session, message, 409)
     except StoreError as exc:
         return _refusal(request, session, exc)
     return _done(request, session)
@@ -78,6 +89,13 @@ def chapter_view(request: HttpRequest, session_id: str) -> HttpResponse:
             chapter_clear(session=session, entry_id=entry_id, expected_leaf_id=expected)
         else:
             title = request.POST.get("title", "")
+            try:
+                title_check(title)
+            except BadChapter:
+                message = _("A chapter’s title has 1 to %(n)s characters, and not only spaces.") % {
+                    "n": TITLE_MAX
+                }
+                return _refused(request, session, message, 422)
             chapter_set(session=session, entry_id=entry_id, title=title, expected_leaf_id=expected)
     except UnknownEntry:
         raise Http404("no such entry") from None
