@@ -7,11 +7,16 @@ import pytest
 
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at, chapters_at
-from tests.api.test_chapters_and_back import SICK, STRONG, story  # noqa: F401 - fixture
+from tests.support.rewinds import SICK, STRONG, two_branch_story
 
 pytestmark = pytest.mark.django_db
 
 HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def story(alice):
+    return two_branch_story(alice)
 
 
 def payloads_after(session, seq: int) -> list[dict]:
