@@ -39,7 +39,7 @@ from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows, chapters_at, parked_inputs
 from journal.branches import effects_of
-from journal.chapters import Chapter
+from journal.chapters import CHAPTERS_KEY, Chapter
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,
@@ -160,6 +160,7 @@ class Turn:
     waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
     chapter: Chapter | None = None  # the chapter that starts in it (journal/chapters.py)
+    chapters_only: bool = False  # a state turn that changed the chapter marks alone
 
     kind = "node"
 
@@ -276,6 +277,7 @@ def _turns_of_lines(
     out = []
     for line, spans in lines:
         turns = []
+        before = _states_before(session, line)
         for a, b in spans:
             forks = []
             for i in range(a, b):
@@ -286,9 +288,42 @@ def _turns_of_lines(
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            if turn.tag == "state" and _chapters_only(line.entries[a:b], before):
+                turn = replace(turn, chapters_only=True)
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
+
+
+def _states_before(session: ComicSession, line: _Line) -> dict[str, dict | None]:
+    """For each ``app_state`` entry of a line, the state before it when the line shows it
+    (an earlier one on the line, or the initial state for a line from the root); None when
+    it came before the line."""
+    known: dict | None = (
+        session.initial_app_state if line.entries and (line.entries[0].parent_id is None) else None
+    )
+    before: dict[str, dict | None] = {}
+    for entry in line.entries:
+        if isinstance(entry, AppStateEntry):
+            before[entry.id] = known
+            known = entry.value
+    return before
+
+
+def _chapters_only(entries: list[JournalEntry], before: dict[str, dict | None]) -> bool:
+    """The turn's state changes touched the chapter marks alone (so its card says so
+    rather than "characters changed")."""
+    changes = [e for e in entries if isinstance(e, AppStateEntry)]
+    if not changes:
+        return False
+    for entry in changes:
+        prior = before.get(entry.id)
+        if prior is None:
+            return False
+        rest = {k: v for k, v in entry.value.items() if k != CHAPTERS_KEY}
+        if rest != {k: v for k, v in prior.items() if k != CHAPTERS_KEY}:
+            return False
+    return True
 
 
 class _Marks:
