@@ -233,3 +233,19 @@ def test_a_title_with_markup_is_kept_as_text_and_escaped_on_the_page(
     page = client.get(f"/sessions/{story.id}/").content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert title not in page
+
+
+def test_chapters_survive_an_export_and_an_import(as_alice, as_bob, story):
+    as_alice.post(f"/sessions/{story.id}/chapters", {"entry_id": "u1", "title": "The fight"})
+    as_alice.post(f"/sessions/{story.id}/chapters", {"entry_id": "u0", "title": "The start"})
+    got = as_alice.client.get(f"/api/v1/sessions/{story.id}/export")
+    data = b"".join(got.streaming_content)
+    made = as_bob.client.post(
+        "/api/v1/sessions/import", data=data, content_type="application/jsonl"
+    )
+    assert made.status_code == 201, made.content
+    copy = made.json()["id"]
+    assert as_bob.get(f"/sessions/{copy}/chapters").json()["chapters"] == [
+        {"number": 1, "entry_id": "u0", "title": "The start"},
+        {"number": 2, "entry_id": "u1", "title": "The fight"},
+    ]
