@@ -119,11 +119,21 @@ def chapters_on(path_ids: Sequence[str], state: Mapping[str, Any] | None) -> lis
     """The chapters of the path whose ids are ``path_ids`` (root first), from the marks of
     ``state`` (the app state at the path's end). A mark on a node that is not on the path
     (a state copied from another branch) is not a chapter of it."""
-    where = {entry_id: i for i, entry_id in enumerate(path_ids)}
+    return chapters_placed(
+        {entry_id: i for i, entry_id in enumerate(path_ids)}, len(path_ids), state
+    )
+
+
+def chapters_placed(
+    where: Mapping[str, int], length: int, state: Mapping[str, Any] | None
+) -> list[Chapter]:
+    """``chapters_on`` for a caller that knows where the marked nodes are on a path of
+    ``length`` entries (``where``: an id → its index, for the ids on the path) without
+    reading the whole path."""
     found = sorted((where[m.entry_id], m) for m in marks_of(state) if m.entry_id in where)
     chapters = []
     for n, (start, mark) in enumerate(found, start=1):
-        stop = found[n][0] if n < len(found) else len(path_ids)
+        stop = found[n][0] if n < len(found) else length
         chapters.append(Chapter(n, mark.entry_id, mark.title, start, stop))
     return chapters
 

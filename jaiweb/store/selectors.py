@@ -15,7 +15,7 @@ from jaiweb.store.entry_cache import parsed_entries
 from jaiweb.store.errors import OperationNotFound, SessionNotFound
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from jaiweb.store.rows import StoredEntry, parse_rows, payload_text
-from journal.chapters import Chapter, chapters_on, marks_of
+from journal.chapters import Chapter, chapters_on, chapters_placed, marks_of
 from journal.entries import (
     AssistantMessage,
     MessageEntry,
@@ -550,6 +550,11 @@ def chapters_at(
     if rows is None:
         rows = branch_rows(session=session, leaf_id=leaf_id, lazy=True)
     state = app_state_at(session=session, rows=rows)
-    if not marks_of(state):
+    marks = marks_of(state)
+    if not marks:
         return []
+    if isinstance(rows, stored.PathRows):  # one index search a mark, not the whole path
+        where = {m.entry_id: rows.position(m.entry_id) for m in marks}
+        placed = {entry_id: at for entry_id, at in where.items() if at is not None}
+        return chapters_placed(placed, len(rows), state)
     return chapters_on([r.entry_id for r in rows], state)

@@ -610,23 +610,23 @@ def node_labels_context(*, session_id: str, entry_id: str, can_edit: bool) -> di
     }
 
 
-@dataclass(frozen=True, slots=True)
-class Back:
-    """ "Back to where I was" as the tree offers it: the leaf the latest rewind left, and
-    what going there rolls back (issue 30)."""
-
-    target_id: str
-    preview: RewindPreview
-
-
-def back_of(*, session: ComicSession, rows: Sequence[StoredEntry]) -> Back | None:
-    """Where "back to where I was" goes from the active path ``rows``, previewed; None when
-    no rewind is on the path (or what it left cannot be read)."""
+def back_target_of(*, session: ComicSession, rows: Sequence[StoredEntry]) -> str | None:
+    """Where "back to where I was" goes from the active path ``rows`` (the leaf the latest
+    rewind on it left), or None when no rewind is on it. One index search: the tree shows
+    the button on every drawing, and its preview is read only when asked for
+    (``back_preview_of``)."""
     target = where_i_was_of(rows) if rows else None
-    if target is None or target == session.leaf_id:
+    return None if target is None or target == session.leaf_id else target
+
+
+def back_preview_of(*, session: ComicSession) -> RewindPreview | None:
+    """What "back to where I was" rolls back now, or None when there is nowhere to go."""
+    rows = branch_rows(session=session, lazy=True)
+    target = back_target_of(session=session, rows=rows)
+    if target is None:
         return None
     try:
         target_rows = branch_rows(session=session, leaf_id=target, lazy=True)
     except (UnknownEntry, BrokenSessionTree):
         return None
-    return Back(target, rewind_preview_of(session=session, target_rows=target_rows, leaf_rows=rows))
+    return rewind_preview_of(session=session, target_rows=target_rows, leaf_rows=rows)

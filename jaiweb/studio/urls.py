@@ -90,6 +90,11 @@ urlpatterns = [
     path("sessions/<str:session_id>/prompts", writes.prompt_view, name="studio-prompt"),
     path("sessions/<str:session_id>/rewind", writes.rewind_view, name="studio-rewind"),
     path("sessions/<str:session_id>/back", reading.back_view, name="studio-back"),
+    path(
+        "sessions/<str:session_id>/back/preview",
+        reading.back_preview_view,
+        name="studio-back-preview",
+    ),
     path("sessions/<str:session_id>/chapters", reading.chapter_view, name="studio-chapter"),
     path("sessions/<str:session_id>/reading", reading.reading_view, name="studio-reading"),
     path(

@@ -235,7 +235,13 @@ def test_a_title_with_markup_is_kept_as_text_and_escaped_on_the_page(
     assert title not in page
 
 
-def test_chapters_survive_an_export_and_an_import(as_alice, as_bob, story):
+def test_chapters_survive_an_export_and_an_import(as_alice, as_bob, alice):
+    story = session_create(owner=alice, title="no panels", initial_app_state=STRONG)
+    entry_append(
+        session_id=story.id,
+        entries=[user("u0", None), assistant("a0", "u0"), user("u1", "a0"), assistant("a1", "u1")],
+        expected_leaf_id=None,
+    )
     as_alice.post(f"/sessions/{story.id}/chapters", {"entry_id": "u1", "title": "The fight"})
     as_alice.post(f"/sessions/{story.id}/chapters", {"entry_id": "u0", "title": "The start"})
     got = as_alice.client.get(f"/api/v1/sessions/{story.id}/export")

@@ -92,3 +92,18 @@ def test_no_such_chapter_is_404_a_bad_number_422_another_user_404(two_chapters, 
         got = as_alice.get(url, format="png", chapter=bad)
         assert got.status_code == 422 and got.json()["field"] == "chapter"
     assert as_bob.get(url, format="pdf", chapter=1).status_code == 404
+
+
+def test_the_trees_chapter_heading_downloads_that_chapter(two_chapters, client, alice, bob):
+    client.force_login(alice)
+    page = client.get(f"/sessions/{two_chapters.id}/").content.decode()
+    link = f'href="/sessions/{two_chapters.id}/comic.pdf?chapter=2"'
+    assert link in page and 'data-action="chapter-pdf"' in page
+    got = client.get(f"/sessions/{two_chapters.id}/comic.pdf?chapter=2")
+    assert got.status_code == 200
+    text = pdf_text(got.content)
+    assert all(t in text for t in STORY[3:]) and not any(t in text for t in STORY[:3])
+    for bad in ("3", "0x", "99999"):
+        assert client.get(f"/sessions/{two_chapters.id}/comic.pdf?chapter={bad}").status_code == 404
+    client.force_login(bob)
+    assert client.get(f"/sessions/{two_chapters.id}/comic.pdf?chapter=1").status_code == 404

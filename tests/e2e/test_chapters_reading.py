@@ -156,6 +156,7 @@ def test_chapters_unread_dots_and_back(shared_studio, new_page):
     assert back.get_attribute("data-back-target") == lollipop[-1]
     back.locator(".back-preview > summary").click()  # what it rolls back, before the click
     preview = back.locator('[data-preview="back"]')
+    preview.wait_for()
     assert "“Back to where I was” rolls back:" in preview.inner_text()
     assert "0 credits stay spent" in preview.inner_text()
     owner.locator("#tree").evaluate("t => t.scrollTop = 0")

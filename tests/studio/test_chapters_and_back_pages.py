@@ -56,7 +56,11 @@ def test_the_tree_offers_back_previewed_and_back_rewinds(client, alice, story):
     client.force_login(alice)
     page = client.get(f"/sessions/{story.id}/").content.decode()
     assert 'data-back-target="f1"' in page and 'data-action="back"' in page
-    assert 'data-preview="back"' in page
+    # its preview, loaded when opened: the buff and the mode roll back to the sick turn's
+    preview = client.get(f"/sessions/{story.id}/back/preview").content.decode()
+    assert 'data-preview="back"' in preview
+    assert '超级棒棒糖(功夫大师)</span> → <span class="after">拉肚子虚脱' in preview
+    assert "20 credits stay spent" not in preview  # the part left behind spent nothing
     seq = seq_of(story)
     got = client.post(f"/sessions/{story.id}/back", {"expected_leaf_id": "a1"}, **HX)
     assert got.status_code == 200

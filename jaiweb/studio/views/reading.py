@@ -18,6 +18,7 @@ from jaiweb.sessions.commands import chapter_clear, chapter_set, session_back
 from jaiweb.store.errors import NothingToGoBackTo, StoreError
 from jaiweb.store.reading import path_read_mark, unread_branches
 from jaiweb.studio import tree
+from jaiweb.studio.selectors import back_preview_of
 from jaiweb.studio.views.access import own_session
 from jaiweb.studio.views.writes import _done, _refusal, _refused
 from journal.chapters import TITLE_MAX, BadChapter, title_check
@@ -56,6 +57,19 @@ def unread_next_view(request: HttpRequest, session_id: str) -> HttpResponse:
     node_id = tree.turn_node_of(session, start)
     ctx = {"session": session, "entry_id": start, "node_id": node_id}
     return render(request, "studio/tree/jump.html", ctx)
+
+
+@login_required
+@require_safe
+def back_preview_view(request: HttpRequest, session_id: str) -> HttpResponse:
+    """What "back to where I was" rolls back, loaded when its preview is opened (the tree
+    region draws the button alone, on every drawing)."""
+    session = own_session(request, session_id)
+    preview = back_preview_of(session=session)
+    if preview is None:
+        return HttpResponse("")
+    ctx = {"preview": preview, "back": True, "session": session}
+    return render(request, "studio/inspector/rewind-preview.html", ctx)
 
 
 @login_required
