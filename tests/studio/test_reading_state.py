@@ -111,3 +111,20 @@ def test_another_user_gets_404(client, bob, forks):
     assert client.post(f"/sessions/{forks.id}/reading").status_code == 404
     assert client.get(f"/sessions/{forks.id}/tree/unread-next").status_code == 404
     assert not BranchRead.objects.exists()
+
+
+def test_a_session_of_many_branches_lists_them_all(client, alice):
+    """More branches than one query looks up at once (STARTS_AT_ONCE)."""
+    session = session_create(owner=alice, title="many")
+    entries = [user("u0", None), assistant("a0", "u0")]
+    leaf = "a0"
+    for n in range(450):
+        entries += [branch(f"b{n}", "a0", leaf), user(f"p{n}", f"b{n}", f"way {n}")]
+        leaf = f"p{n}"
+    entry_append(session_id=session.id, entries=entries, expected_leaf_id=None)
+    session.refresh_from_db()
+    client.force_login(alice)
+    found = unread(client, session)
+    assert len(found) == 449  # the active leaf's branch is read on sight
+    # the first way is the root's own run, the others each a branch of its own
+    assert found[0] == ("u0", "b0", "a0") and found[-1] == ("b448", "b448", "a0")
