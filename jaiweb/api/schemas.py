@@ -352,9 +352,12 @@ class EffectsOut(Schema):
 
 
 class ChangeOut(Schema):
-    character: str | None = Field(description="null: the permission mode")
-    field: str
-    before: str | None = Field(description="null: the character is not there")
+    character: str | None = Field(description="null: the permission mode or the chapters")
+    field: str = Field(
+        description="a character's buff, skill or mood; permission_mode; or chapters (the "
+        "chapter titles of the branch, joined by ' · ')"
+    )
+    before: str | None = Field(description="null: the character (or any chapter) is not there")
     after: str | None
 
 

@@ -183,6 +183,10 @@ def test_chapters_are_app_state_entries_numbered_along_the_branch(as_alice, stor
 
 def test_a_rewind_rolls_chapters_back_and_back_brings_them_again(as_alice, story):
     as_alice.post(f"/sessions/{story.id}/chapters", {"entry_id": "u1", "title": "Two"})
+    # the preview says so, for either choice
+    preview = as_alice.get(f"/sessions/{story.id}/entries/a1/rewind-preview").json()
+    lost = {"character": None, "field": "chapters", "before": "Two", "after": None}
+    assert lost in preview["changes"] and lost in preview["story_only_changes"]
     as_alice.post(f"/sessions/{story.id}/navigate", {"entry_id": "a1"})
     assert as_alice.get(f"/sessions/{story.id}/chapters").json()["chapters"] == []
     as_alice.post(f"/sessions/{story.id}/back", {})

@@ -159,6 +159,9 @@ def test_chapters_unread_dots_and_back(shared_studio, new_page):
     preview.wait_for()
     assert "“Back to where I was” rolls back:" in preview.inner_text()
     assert "0 credits stay spent" in preview.inner_text()
+    # the chapters were marked on this branch's state: going back rolls them back
+    chapters = preview.locator('[data-change="chapters"]').inner_text()
+    assert chapters == "Chapters: The <script>laxative</script> · The ring → none", chapters
     owner.locator("#tree").evaluate("t => t.scrollTop = 0")
     shot(owner, "tree-back-to-where-i-was")
     chapters_leaf = leaf_of(owner)
