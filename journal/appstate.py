@@ -92,6 +92,7 @@ class AppState(BaseModel):
             raise ValueError("the app state must be a JSON object")
         # Unknown fields are kept as they came, so they are checked as JSON here.
         check_json({k: v for k, v in value.items() if k != "characters"})
+        _chapters_checked(value)
         characters = value.get("characters")
         if isinstance(characters, dict):
             for name, character in characters.items():
@@ -126,3 +127,19 @@ def app_state_check(value: Any) -> dict:
     """``value`` itself when the model can read it; ``UnreadableAppState`` otherwise."""
     AppState.of(value)
     return value
+
+
+# --- chapters (docs/ARCHITECTURE.md §5 chapters; journal/chapters.py) -----------------------
+# The chapter marks of a branch live under the state's "chapters" key. The state keeps them
+# as an unknown field would be kept; this only refuses a value that does not read as marks,
+# so a bad one is a 422 where any state comes in (a hand edit, a new session, an import).
+
+
+def _chapters_checked(value: dict) -> None:
+    from journal.chapters import CHAPTERS_KEY, BadChapter, marks_check
+
+    if CHAPTERS_KEY in value:
+        try:
+            marks_check(value[CHAPTERS_KEY])
+        except BadChapter as exc:
+            raise ValueError(f"{CHAPTERS_KEY}: {exc}") from None

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from journal.chapters import marks_of
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,
@@ -86,7 +87,8 @@ class Change:
 
 
 def state_changes(before: dict, after: dict) -> list[Change]:
-    """Every character field and the permission mode that differ, in a stable order."""
+    """Every character field, the permission mode and the chapter marks that differ, in a
+    stable order."""
     changes: list[Change] = []
     old, new = before.get("characters") or {}, after.get("characters") or {}
     for name in sorted(set(old) | set(new)):
@@ -99,7 +101,16 @@ def state_changes(before: dict, after: dict) -> list[Change]:
     mode_before, mode_after = before.get("permission_mode"), after.get("permission_mode")
     if mode_before != mode_after:
         changes.append(Change(None, "permission_mode", mode_before, mode_after))
+    marks_before, marks_after = _chapter_titles(before), _chapter_titles(after)
+    if marks_before != marks_after:
+        changes.append(Change(None, "chapters", marks_before, marks_after))
     return changes
+
+
+def _chapter_titles(state: dict) -> str | None:
+    """A state's chapter marks as one line of titles (None: no chapters), for a change."""
+    titles = [m.title for m in marks_of(state)]
+    return " · ".join(titles) if titles else None
 
 
 def common_prefix(left: Sequence[Entry], right: Sequence[Entry]) -> int:
@@ -152,6 +163,12 @@ class RewindPreview:
     changes: list[Change]  # the state now → the state at the target
     left_behind: int  # entries of the current branch after the fork point
     stays: Effects
+
+    @property
+    def story_only_changes(self) -> list[Change]:
+        """What "continue from here, story only: keep today's characters" rolls back: the
+        same, less the characters, which it writes back as they are now."""
+        return [c for c in self.changes if c.character is None]
 
 
 def rewind_preview(

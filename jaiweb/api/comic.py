@@ -14,8 +14,9 @@ from ninja import Query, Router
 from jaiweb.api.errors import ApiError
 from jaiweb.api.schemas import ErrorOut
 from jaiweb.comic.errors import ExportUnavailable
-from jaiweb.comic.exports import CONTENT_TYPES, NoSuchPage, comic_export
+from jaiweb.comic.exports import CONTENT_TYPES, NoSuchChapter, NoSuchPage, comic_export
 from jaiweb.sessions.access import session_for
+from journal.chapters import CHAPTERS_MAX
 from journal.jsonvalues import Id
 from journal.pages import DEFAULT_LAYOUT, LAYOUTS
 
@@ -54,7 +55,7 @@ _HEADERS = {
                 "headers": _HEADERS,
                 "content": {media: {"schema": _BINARY} for media in CONTENT_TYPES.values()},
             },
-            404: {"description": "no such session (or not yours), node, or page"},
+            404: {"description": "no such session (or not yours), node, page, or chapter"},
             503: {
                 "description": (
                     "this server lacks a library or font exports need (the Cairo library, "
@@ -71,17 +72,27 @@ def export_comic(
     leaf_id: Id | None = None,
     layout: LayoutName = DEFAULT_LAYOUT,
     page: int = Query(1, ge=1, le=MAX_PAGE),
+    chapter: int | None = Query(None, ge=1, le=CHAPTERS_MAX),
 ):
     """The branch root → ``leaf_id`` (default: the leaf) as a comic: its panels in order,
     laid out in ``layout``, each with its caption and speech; no narration, no costs.
+    ``chapter``: only that chapter of the branch (numbered from 1 in path order, as
+    ``GET /sessions/{id}/chapters`` lists them), from its start to the next one's.
     Made on request, in one worker thread (docs/EXPORTS.md has the figures)."""
     session = session_for(user=request.auth, session_id=session_id)
     try:
         comic = comic_export(
-            session=session, leaf_id=leaf_id, format=format, layout=layout, page=page
+            session=session,
+            leaf_id=leaf_id,
+            format=format,
+            layout=layout,
+            page=page,
+            chapter=chapter,
         )
     except NoSuchPage:
         raise ApiError(404, "not_found", "no such page") from None
+    except NoSuchChapter:
+        raise ApiError(404, "not_found", "no such chapter on this branch") from None
     except ExportUnavailable as exc:
         raise ApiError(503, exc.code, str(exc)) from None
     response = HttpResponse(comic.data, content_type=comic.content_type)

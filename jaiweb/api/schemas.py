@@ -239,6 +239,11 @@ class PromptOut(Schema):
 class NavigateIn(BodyIn):
     entry_id: Id
     expected_leaf_id: Id | None = None
+    keep_characters: bool = Field(
+        default=False,
+        description="story only: after the rewind, write back the characters the leaf has "
+        "now (an app_state entry in the same transaction); false: story and characters",
+    )
 
 
 class NavigateOut(Schema):
@@ -347,9 +352,12 @@ class EffectsOut(Schema):
 
 
 class ChangeOut(Schema):
-    character: str | None = Field(description="null: the permission mode")
-    field: str
-    before: str | None = Field(description="null: the character is not there")
+    character: str | None = Field(description="null: the permission mode or the chapters")
+    field: str = Field(
+        description="a character's buff, skill or mood; permission_mode; or chapters (the "
+        "chapter titles of the branch, joined by ' · ')"
+    )
+    before: str | None = Field(description="null: the character (or any chapter) is not there")
     after: str | None
 
 
@@ -373,6 +381,11 @@ class ComparisonOut(Schema):
 class RewindPreviewOut(Schema):
     target_id: str
     changes: list[ChangeOut] = Field(description="what rolls back: the state now → at the target")
+    story_only_changes: list[ChangeOut] = Field(
+        default_factory=list,
+        description="what rolls back with keep_characters (story only): the same, less the "
+        "characters",
+    )
     left_behind: int = Field(description="entries of the current branch past the fork point")
     stays: EffectsOut = Field(description="what they spent and published stays so")
 

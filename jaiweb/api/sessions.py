@@ -183,10 +183,14 @@ def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
     ),
 )
 def navigate_session(request: HttpRequest, session_id: str, body: NavigateIn):
-    """Continue from any node (a ``branch`` entry); 409 unless idle or when the leaf is stale."""
+    """Continue from any node (a ``branch`` entry); 409 unless idle or when the leaf is stale.
+    ``keep_characters``: story only, today's characters are written back after it."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     nav = session_rewind(
-        session=session, entry_id=body.entry_id, expected_leaf_id=body.expected_leaf_id
+        session=session,
+        entry_id=body.entry_id,
+        expected_leaf_id=body.expected_leaf_id,
+        keep_characters=body.keep_characters,
     )
     return {"leaf_id": nav.leaf_id, "app_state": nav.app_state}
 

@@ -28,7 +28,8 @@ from jaiweb.render.panel.script import parse
 from jaiweb.render.selectors import images_by_id
 from jaiweb.store.models import ComicSession
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows
+from jaiweb.store.selectors import branch_rows, chapters_at
+from journal.chapters import chapter_numbered
 from journal.pages import (
     DEFAULT_LAYOUT,
     ComicPanel,
@@ -52,6 +53,10 @@ PICKED_DEPTH = 4  # how far a placed panel's words are followed back through oth
 
 class NoSuchPage(LookupError):
     """A page number past the comic's last page."""
+
+
+class NoSuchChapter(LookupError):
+    """A chapter number the branch does not have (journal/chapters.py numbers them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +107,29 @@ def lettering_of(prompt: str) -> Lettering:
     return Lettering(script.shown_caption, tuple(script.speech))
 
 
-def comic_panels(*, session: ComicSession, leaf_id: str | None) -> tuple[list[ComicPanel], Any]:
+def _chapter(session: ComicSession, leaf_id: str | None, number: int) -> tuple[set[str], str]:
+    """The entry ids of chapter ``number`` of root → ``leaf_id``, from its start up to the
+    next chapter's, and its title (``NoSuchChapter`` when the branch has no such one)."""
+    rows = branch_rows(session=session, leaf_id=leaf_id, lazy=True)
+    chapter = chapter_numbered(chapters_at(session=session, rows=rows), number)
+    if chapter is None:
+        raise NoSuchChapter(number)
+    return {rows[i].entry_id for i in range(chapter.start, chapter.stop)}, chapter.title
+
+
+def comic_panels(
+    *, session: ComicSession, leaf_id: str | None, chapter: int | None = None
+) -> tuple[list[ComicPanel], Any]:
     """The panels of root → ``leaf_id`` (default: the session's leaf) as readers see them,
     each with its lettering, and when the path's last entry was written. The one list the
     exports and the reading view (share page, episode page, Read mode) are drawn from.
-    ``UnknownEntry`` for a node not in the session. Panels whose image is not the owner's
-    are left as empty frames."""
+    ``chapter``: only that chapter's panels (``NoSuchChapter`` when the branch has no such
+    chapter). ``UnknownEntry`` for a node not in the session. Panels whose image is not the
+    owner's are left as empty frames."""
     path, when = _path_panels(session, leaf_id)
+    if chapter is not None:
+        inside, _title = _chapter(session, leaf_id, chapter)
+        path = [p for p in path if p.entry_id in inside]
     owned = images_by_id(ids=sorted({p.image_id for p in path}), owner_id=session.owner_id)
     panels = [
         ComicPanel(
@@ -121,16 +142,23 @@ def comic_panels(*, session: ComicSession, leaf_id: str | None) -> tuple[list[Co
 
 
 def comic_pages(
-    *, session: ComicSession, leaf_id: str | None, layout: str = DEFAULT_LAYOUT
+    *,
+    session: ComicSession,
+    leaf_id: str | None,
+    layout: str = DEFAULT_LAYOUT,
+    chapter: int | None = None,
 ) -> tuple[list[Page], ComicMeta]:
     """The pages of root → ``leaf_id`` (default: the session's leaf) in ``layout``, and the
-    file's metadata. ``UnknownEntry`` for a node not in the session; ``ValueError`` for an
-    unknown layout. Panels whose image is not the owner's are left as empty frames."""
-    panels, when = comic_panels(session=session, leaf_id=leaf_id)
+    file's metadata; ``chapter``: only that chapter's panels, titled with it.
+    ``UnknownEntry`` for a node not in the session; ``ValueError`` for an unknown layout."""
+    panels, when = comic_panels(session=session, leaf_id=leaf_id, chapter=chapter)
+    title = session.title
+    if chapter is not None:
+        title = f"{session.title} · {_chapter(session, leaf_id, chapter)[1]}"
     font = lettering_font()
     pages = paginate(panels, layout, measure_with(font))
     leaf = leaf_id or session.leaf_id or ""
-    meta = ComicMeta(session.title, session.id, leaf, layout, when)
+    meta = ComicMeta(title, session.id, leaf, layout, when)
     return pages, meta
 
 
@@ -161,16 +189,19 @@ def comic_export(
     format: str,
     layout: str = DEFAULT_LAYOUT,
     page: int = 1,
+    chapter: int | None = None,
 ) -> ComicFile:
     """The comic of root → ``leaf_id`` as ``format``: ``png`` is page ``page`` alone
     (``NoSuchPage`` past the last), ``pdf`` one PDF page per page, ``cbz`` every page as a
     PNG with ``ComicInfo.xml``."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
-    pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout)
+    pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout, chapter=chapter)
     font = lettering_font()
     pictures = _pictures(session)
     stem = f"{session.id}-{meta.leaf_id}" if meta.leaf_id else session.id
+    if chapter is not None:
+        stem = f"{stem}-chapter{chapter}"
     if format == "png":
         if not 1 <= page <= len(pages):
             raise NoSuchPage(page)

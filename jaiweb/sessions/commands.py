@@ -29,6 +29,7 @@ from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import (
     ImageNotYours,
     InvalidEntry,
+    NothingToGoBackTo,
     OperationStateConflict,
     PromptRateLimited,
     SessionBusy,
@@ -37,7 +38,15 @@ from jaiweb.store.errors import (
 )
 from jaiweb.store.ids import new_id
 from jaiweb.store.models import ComicSession, Operation
-from jaiweb.store.selectors import app_state_at, unfinished_operation
+from jaiweb.store.rows import index_of
+from jaiweb.store.selectors import (
+    app_state_at,
+    branch_rows,
+    chapters_at,
+    entry_exists,
+    unfinished_operation,
+    where_i_was_of,
+)
 from jaiweb.store.services import (
     Accepted,
     Rewind,
@@ -50,7 +59,15 @@ from jaiweb.store.services import (
 from jaiweb.store.wakeups import work_announce
 from journal.appstate import LOOK_FIELDS, describe
 from journal.cast import DEFAULT_STATE, Ambiguous, Cast
+from journal.chapters import (
+    BadChapter,
+    Chapter,
+    state_with_chapter,
+    state_without_chapter,
+    title_check,
+)
 from journal.entries import AppStateEntry
+from journal.errors import UnknownEntry
 
 log = logging.getLogger(__name__)
 
@@ -122,15 +139,90 @@ def _prompt_accept(session, user, text, expected_leaf_id, language) -> Accepted:
 
 @conflicts_retried
 def session_rewind(
-    *, session: ComicSession, entry_id: str, expected_leaf_id: str | None = None
+    *,
+    session: ComicSession,
+    entry_id: str,
+    expected_leaf_id: str | None = None,
+    keep_characters: bool = False,
 ) -> Rewind:
-    """Continue from any node: a branch entry; refused unless idle or when the leaf is stale."""
+    """Continue from any node: a branch entry; refused unless idle or when the leaf is stale.
+
+    ``keep_characters``: "story only" — the characters the leaf has now are written back
+    after the rewind, in the same transaction (``rewind_append``)."""
     with transaction.atomic():
         nav = rewind_append(
-            session_id=session.id, target_id=entry_id, expected_leaf_id=expected_leaf_id
+            session_id=session.id,
+            target_id=entry_id,
+            expected_leaf_id=expected_leaf_id,
+            keep_characters=keep_characters,
         )
         watchers_notify(session.id)
     return nav
+
+
+def session_back(*, session: ComicSession, expected_leaf_id: str | None = None) -> Rewind:
+    """ "Back to where I was": a rewind to the leaf the latest rewind on the active path
+    left (its ``branch`` entry's ``from_id``). ``NothingToGoBackTo`` when the path has no
+    rewind; the same refusals as any rewind otherwise (busy, parked, a stale leaf)."""
+    session.refresh_from_db(fields=["leaf_id", "entry_count"])
+    if expected_leaf_id is not None and expected_leaf_id != session.leaf_id:
+        raise StaleLeaf(session.id, expected_leaf_id, session.leaf_id)
+    target = where_i_was_of(branch_rows(session=session, lazy=True))
+    if target is None:
+        raise NothingToGoBackTo(session.id)
+    return session_rewind(session=session, entry_id=target, expected_leaf_id=session.leaf_id)
+
+
+# --- chapters (journal/chapters.py) ------------------------------------------------------
+
+
+def chapter_set(
+    *,
+    session: ComicSession,
+    entry_id: str,
+    title: str,
+    expected_leaf_id: str | None,
+    now: datetime | None = None,
+) -> list[Chapter]:
+    """Mark a node of the active branch as a chapter's start, titled ``title`` (or rename
+    its chapter): an ``app_state`` entry at the leaf, so it is session state. A bad title
+    or a node off the active branch is ``InvalidEntry``, an unknown node ``UnknownEntry``;
+    nothing is written then."""
+    try:
+        title = title_check(title)
+    except BadChapter as exc:
+        raise InvalidEntry(f"title: {exc}") from None
+    state = _state_now(session, expected_leaf_id)
+    rows = branch_rows(session=session, lazy=True)
+    if index_of(rows, entry_id) is None:
+        if not entry_exists(session=session, entry_id=entry_id):
+            raise UnknownEntry(entry_id)
+        raise InvalidEntry("a chapter starts at a node of the active branch")
+    try:
+        value = state_with_chapter(state.as_json(), entry_id, title)
+    except BadChapter as exc:
+        raise InvalidEntry(str(exc)) from None
+    _state_append(session, value, expected_leaf_id, now or timezone.now())
+    session.refresh_from_db(fields=["leaf_id", "entry_count"])
+    return chapters_at(session=session)
+
+
+def chapter_clear(
+    *,
+    session: ComicSession,
+    entry_id: str,
+    expected_leaf_id: str | None,
+    now: datetime | None = None,
+) -> list[Chapter]:
+    """Unmark a chapter's start: an ``app_state`` entry without it. ``UnknownEntry`` when
+    the leaf's state has no chapter there (nothing is written)."""
+    state = _state_now(session, expected_leaf_id)
+    value = state_without_chapter(state.as_json(), entry_id)
+    if value is None:
+        raise UnknownEntry(entry_id)
+    _state_append(session, value, expected_leaf_id, now or timezone.now())
+    session.refresh_from_db(fields=["leaf_id", "entry_count"])
+    return chapters_at(session=session)
 
 
 def session_stop(*, session: ComicSession, user: Any) -> str:

@@ -73,6 +73,17 @@ class StaleLeaf(StoreError):
         )
 
 
+class NothingToGoBackTo(StoreError):
+    """ "Back to where I was" on a path no rewind has passed: there is no leaf it left."""
+
+    code = "nothing_to_go_back_to"
+    http_status = 409
+
+    def __init__(self, session_id: str):
+        self.session_id = session_id
+        super().__init__(f"session {session_id!r}: no rewind on the active branch to undo")
+
+
 class InvalidEntry(StoreError, ValueError):
     """Input that cannot be kept: unknown parent, duplicate id, bad payload, bad text."""
 

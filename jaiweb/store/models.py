@@ -286,3 +286,32 @@ class ShareLink(models.Model):
 
     def __str__(self) -> str:
         return f"share of {self.session_id} at {self.leaf_id}"
+
+
+class BranchRead(models.Model):
+    """A person has opened a branch of a session: the reading state behind the tree's
+    unread dots (issue 30).
+
+    A branch is a chain of the tree (a run of first children, ``Entry.chain``), named here
+    by its head's entry id, which an export and an import keep. It is each reader's own
+    state, not a fact of the story: a side table, like labels, that no rewind moves and
+    that the journals never see.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="branches_read"
+    )
+    session = models.ForeignKey(ComicSession, on_delete=models.CASCADE, related_name="reads")
+    head_id = models.CharField(max_length=128)  # the chain's head entry
+    read_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "session", "head_id"], name="one_read_per_branch"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"user {self.user_id} read {self.head_id} of {self.session_id}"

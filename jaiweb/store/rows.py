@@ -194,6 +194,21 @@ class PathRows(Sequence[StoredEntry]):
         for index in range(self._len - 1, -1, -1):
             yield self[index]
 
+    @property
+    def session_id(self) -> str:
+        return self._session
+
+    @property
+    def chains(self) -> tuple[int, ...]:
+        """The chains the path passes, root first: each is its head's seq, and each head is
+        on the path (the reading state names a branch by its head)."""
+        return tuple(chain for chain, _last in self._segments)
+
+    @property
+    def last_positions(self) -> tuple[int, ...]:
+        """For each chain of ``chains``, its last position on the path."""
+        return tuple(last for _chain, last in self._segments)
+
     def index_at(self, chain: int, pos: int) -> int | None:
         """Where the entry at ``pos`` of ``chain`` is on the path (None when it is not)."""
         k = self._by_chain.get(chain)  # a path passes a chain once: along its first children

@@ -15,6 +15,7 @@ from jaiweb.store.entry_cache import parsed_entries
 from jaiweb.store.errors import OperationNotFound, SessionNotFound
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from jaiweb.store.rows import StoredEntry, parse_rows, payload_text
+from journal.chapters import Chapter, chapters_on, chapters_placed, marks_of
 from journal.entries import (
     AssistantMessage,
     MessageEntry,
@@ -22,6 +23,7 @@ from journal.entries import (
 from journal.entries import Entry as JournalEntry
 from journal.errors import BrokenSessionTree, UnknownEntry
 from journal.jsonvalues import json_copy
+from journal.navigation import where_i_was
 from journal.records import Record as JournalRecord
 from journal.records import ToolResolved
 from journal.recovery import (
@@ -507,3 +509,48 @@ def reconciler_resolutions(*, limit: int = 50) -> list[tuple[Operation, ToolReso
         for op, r in resolved
         if isinstance(r, ToolResolved)
     ]
+
+
+# --- chapters and "back to where I was" (issue 30) ------------------------------------------
+
+
+def where_i_was_of(rows: Sequence[StoredEntry]) -> str | None:
+    """The leaf the latest rewind on a path (root → leaf, as ``branch_rows`` reads it) left,
+    or None. A lazy path asks the index for the ``branch`` entries of its chains (seq grows
+    from the root to the leaf, so the latest on the path is the one with the highest seq);
+    only that one is parsed."""
+    if isinstance(rows, stored.PathRows):
+        if not rows.chains:
+            return None
+        found = (
+            Entry.objects.filter(session_id=rows.session_id, chain__in=rows.chains, type="branch")
+            .order_by("-seq")
+            .values_list("chain", "chain_pos", "seq")
+        )
+        for chain, pos, _seq in found:
+            at = rows.index_at(chain, pos)
+            if at is not None:
+                return where_i_was([rows[at].entry])
+        return None
+    for row in reversed(rows):
+        if row.type == "branch":
+            return where_i_was([row.entry])
+    return None
+
+
+def chapters_at(
+    *, session: ComicSession, leaf_id: str | None = None, rows: Sequence[StoredEntry] | None = None
+) -> list[Chapter]:
+    """The chapters of root → ``leaf_id`` (default: the leaf), numbered in path order, from
+    the app state at that node (``rows``: the path, when the caller has read it)."""
+    if rows is None:
+        rows = branch_rows(session=session, leaf_id=leaf_id, lazy=True)
+    state = app_state_at(session=session, rows=rows)
+    marks = marks_of(state)
+    if not marks:
+        return []
+    if isinstance(rows, stored.PathRows):  # one index search a mark, not the whole path
+        where = {m.entry_id: rows.position(m.entry_id) for m in marks}
+        placed = {entry_id: at for entry_id, at in where.items() if at is not None}
+        return chapters_placed(placed, len(rows), state)
+    return chapters_on([r.entry_id for r in rows], state)

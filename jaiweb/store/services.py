@@ -42,13 +42,13 @@ from jaiweb.store.selectors import (
     operation_records,
 )
 from journal.appstate import UnreadableAppState, app_state_check
+from journal.entries import AppStateEntry, MessageEntry, ToolResultMessage, UserMessage
 from journal.entries import Entry as JournalEntry
-from journal.entries import MessageEntry, ToolResultMessage, UserMessage
 from journal.errors import UnknownEntry
 from journal.jsonvalues import check_json as _check_json
 from journal.jsonvalues import check_text as _check_text
 from journal.jsonvalues import json_copy
-from journal.navigation import rewind_entry
+from journal.navigation import rewind_entry, state_keeping_characters
 from journal.records import (
     ApprovalDecided,
     InputQueued,
@@ -178,8 +178,14 @@ def rewind_append(
     expected_leaf_id: str | None = None,
     entry_id: str | None = None,
     now: datetime | None = None,
+    keep_characters: bool = False,
 ) -> Rewind:
-    """Rewind or fork to any node: append a ``branch`` entry (nothing for the leaf itself)."""
+    """Rewind or fork to any node: append a ``branch`` entry (nothing for the leaf itself).
+
+    ``keep_characters`` ("story only: keep today's characters"): an ``app_state`` entry
+    follows the branch entry in the same transaction, the target's state with the
+    characters the leaf had, so the story goes back and the characters stay as they are.
+    No such entry when the target has those characters already."""
     now = now or timezone.now()
     with transaction.atomic():
         session = _locked_session(session_id)
@@ -193,10 +199,20 @@ def rewind_append(
         if not entry_exists(session=session, entry_id=target_id):
             raise UnknownEntry(target_id)
         entry = rewind_entry(session.leaf_id, target_id, entry_id=entry_id or new_id("e"), now=now)
-        if entry is not None:
-            append_entries(session_id, [entry], expected_leaf_id=session.leaf_id, now=now)
-            session.leaf_id = entry.id
-            session.entry_count += 1
+        if entry is None:
+            return Rewind(session.leaf_id, app_state_at(session=session), entry)
+        entries: list[JournalEntry] = [entry]
+        if keep_characters:
+            kept = state_keeping_characters(
+                app_state_at(session=session, leaf_id=target_id), app_state_at(session=session)
+            )
+            if kept is not None:
+                entries.append(
+                    AppStateEntry(id=new_id("e"), parent_id=entry.id, timestamp=now, value=kept)
+                )
+        append_entries(session_id, entries, expected_leaf_id=session.leaf_id, now=now)
+        session.leaf_id = entries[-1].id
+        session.entry_count += len(entries)
         return Rewind(session.leaf_id, app_state_at(session=session), entry)
 
 

@@ -26,7 +26,7 @@ from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
 from jaiweb.studio.pass_counts import read_count
-from jaiweb.studio.selectors import characters_of, run_view, strip_view
+from jaiweb.studio.selectors import back_target_of, characters_of, run_view, strip_view
 from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
 
@@ -51,6 +51,7 @@ def studio_context(
     return {
         **_run_part(session, state, operation),
         "tree_items": active_path_view(session, rows),
+        "back_target": back_target_of(session=session, rows=rows),
         "strip": strip_view(rows, session=session),
         # no query for the owner row
         "balance": wallet_balance(user=session.owner_id) if balance is None else balance,

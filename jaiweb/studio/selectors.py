@@ -28,17 +28,19 @@ from jaiweb.store.rows import PathRows, StoredEntry, index_of, parse_rows
 from jaiweb.store.selectors import (
     app_state_at,
     branch_counts,
+    branch_rows,
     entries_after,
     entry_ids_among,
     latest_tool_result,
     operation_records,
     panel_sessions,
     tool_results_at,
+    where_i_was_of,
 )
 from jaiweb.studio.labels import people_named
 from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
-from journal.errors import CorruptedOperationLog, UnknownEntry
+from journal.errors import BrokenSessionTree, CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
 from journal.timeline import timeline, timeline_data
 
@@ -613,3 +615,25 @@ def node_labels_context(*, session_id: str, entry_id: str, can_edit: bool) -> di
         "can_edit": can_edit,
         "text_max": LABEL_TEXT_MAX,
     }
+
+
+def back_target_of(*, session: ComicSession, rows: Sequence[StoredEntry]) -> str | None:
+    """Where "back to where I was" goes from the active path ``rows`` (the leaf the latest
+    rewind on it left), or None when no rewind is on it. One index search: the tree shows
+    the button on every drawing, and its preview is read only when asked for
+    (``back_preview_of``)."""
+    target = where_i_was_of(rows) if rows else None
+    return None if target is None or target == session.leaf_id else target
+
+
+def back_preview_of(*, session: ComicSession) -> RewindPreview | None:
+    """What "back to where I was" rolls back now, or None when there is nowhere to go."""
+    rows = branch_rows(session=session, lazy=True)
+    target = back_target_of(session=session, rows=rows)
+    if target is None:
+        return None
+    try:
+        target_rows = branch_rows(session=session, leaf_id=target, lazy=True)
+    except (UnknownEntry, BrokenSessionTree):
+        return None
+    return rewind_preview_of(session=session, target_rows=target_rows, leaf_rows=rows)

@@ -37,8 +37,9 @@ from jaiweb.store.chains import chain_last_rows
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, parked_inputs
+from jaiweb.store.selectors import branch_rows, chapters_at, parked_inputs
 from journal.branches import effects_of
+from journal.chapters import CHAPTERS_KEY, Chapter
 from journal.entries import (
     AppStateEntry,
     AssistantMessage,
@@ -158,6 +159,8 @@ class Turn:
     credits: int = 0  # charged by its panels (a fold of its tool results)
     waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
+    chapter: Chapter | None = None  # the chapter that starts in it (journal/chapters.py)
+    chapters_only: bool = False  # a state turn that changed the chapter marks alone
 
     kind = "node"
 
@@ -258,18 +261,23 @@ def _turns_of_lines(
     *,
     active: bool,
     leaf: JournalEntry | None = None,
+    chapters: Sequence[Chapter] = (),
 ) -> list[list[Turn]]:
-    """The nodes of turns of several lines, their children read at once (two queries)."""
+    """The nodes of turns of several lines, their children read at once (two queries);
+    ``chapters``: the active path's, each drawn as a heading on the turn it starts in."""
     lines = [(line, [s for s in spans if _drawn(line.kinds, s)]) for line, spans in lines]
     ids = [line.entries[i].id for line, spans in lines for a, b in spans for i in range(a, b)]
     children = _children_of(session, ids)
-    marks = _Marks(labels_on(session_id=session.id, entry_ids=ids), parked_inputs(session=session))
+    marks = _Marks(
+        labels_on(session_id=session.id, entry_ids=ids), parked_inputs(session=session), chapters
+    )
     # A rewind that nothing followed (and is not the leaf) is no branch to draw.
     rewinds = [c.id for kids in children.values() for c in kids if c.type == "branch"]
     followed = set(_children_of(session, rewinds)) if rewinds else set()
     out = []
     for line, spans in lines:
         turns = []
+        before = _states_before(session, line)
         for a, b in spans:
             forks = []
             for i in range(a, b):
@@ -280,25 +288,64 @@ def _turns_of_lines(
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            if turn.tag == "state" and _chapters_only(line.entries[a:b], before):
+                turn = replace(turn, chapters_only=True)
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
+
+
+def _states_before(session: ComicSession, line: _Line) -> dict[str, dict | None]:
+    """For each ``app_state`` entry of a line, the state before it when the line shows it
+    (an earlier one on the line, or the initial state for a line from the root); None when
+    it came before the line."""
+    known: dict | None = (
+        session.initial_app_state if line.entries and (line.entries[0].parent_id is None) else None
+    )
+    before: dict[str, dict | None] = {}
+    for entry in line.entries:
+        if isinstance(entry, AppStateEntry):
+            before[entry.id] = known
+            known = entry.value
+    return before
+
+
+def _chapters_only(entries: list[JournalEntry], before: dict[str, dict | None]) -> bool:
+    """The turn's state changes touched the chapter marks alone (so its card says so
+    rather than "characters changed")."""
+    changes = [e for e in entries if isinstance(e, AppStateEntry)]
+    if not changes:
+        return False
+    for entry in changes:
+        prior = before.get(entry.id)
+        if prior is None:
+            return False
+        rest = {k: v for k, v in entry.value.items() if k != CHAPTERS_KEY}
+        if rest != {k: v for k, v in prior.items() if k != CHAPTERS_KEY}:
+            return False
+    return True
 
 
 class _Marks:
     """What a turn's node shows beside the journal's own facts: the labels on its entries
     and whether its run waits for an admin (both read once for all the turns drawn)."""
 
-    def __init__(self, labels: list[NodeLabel], parked: set[str]) -> None:
+    def __init__(
+        self, labels: list[NodeLabel], parked: set[str], chapters: Sequence[Chapter] = ()
+    ) -> None:
         self.labels: dict[str, list[NodeLabel]] = defaultdict(list)
         for label in labels:
             self.labels[label.entry_id].append(label)
         self.parked = parked  # the inputs (prompts) of a parked operation
+        self.chapters = {c.entry_id: c for c in chapters}
 
     def on(self, turn: Turn, entries: list[JournalEntry]) -> Turn:
         labels = tuple(x for e in entries for x in self.labels.get(e.id, ()))
         waiting = bool(self.parked) and any(e.id in self.parked for e in entries)
-        return replace(turn, labels=labels, waiting=waiting) if labels or waiting else turn
+        chapter = next((self.chapters[e.id] for e in entries if e.id in self.chapters), None)
+        if not (labels or waiting or chapter):
+            return turn
+        return replace(turn, labels=labels, waiting=waiting, chapter=chapter)
 
 
 def _turn(
@@ -420,11 +467,14 @@ def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = Non
     if not rows:
         return []
     leaf = rows[-1].entry
+    chapters = chapters_at(session=session, rows=rows)
     tail = _tail(rows, PATH_TAIL)
     head, fold = _head(rows, PATH_HEAD, tail) if tail else ([], 0)
     if not tail or fold >= tail:  # short enough to draw whole
         line = _path_line(rows, 0, len(rows))
-        [turns] = _turns_of_lines(session, [(line, _spans(line.kinds))], active=True, leaf=leaf)
+        [turns] = _turns_of_lines(
+            session, [(line, _spans(line.kinds))], active=True, leaf=leaf, chapters=chapters
+        )
         return _open_forks(session, list(turns))
     line = _path_line(rows, tail, len(rows))
     first, last = _turns_of_lines(
@@ -432,6 +482,7 @@ def active_path_view(session: ComicSession, rows: list[StoredEntry] | None = Non
         [(_path_line(rows, 0, fold), head), (line, _spans(line.kinds))],
         active=True,
         leaf=leaf,
+        chapters=chapters,
     )
     more = More(tail - fold, f"path={session.leaf_id}&start={fold}&stop={tail}")
     return _open_forks(session, [*first, more, *last])
@@ -482,7 +533,11 @@ def path_page(session: ComicSession, *, leaf_id: str, start: int, stop: int) -> 
     line = _path_line(rows, start, cut)
     active = session.leaf_id == leaf_id
     leaf = rows[-1].entry if active and cut == len(rows) else None
-    items: list[Item] = list(_turns(session, line, _spans(line.kinds), active=active, leaf=leaf))
+    chapters = chapters_at(session=session, rows=rows) if active else []
+    [turns] = _turns_of_lines(
+        session, [(line, _spans(line.kinds))], active=active, leaf=leaf, chapters=chapters
+    )
+    items: list[Item] = list(turns)
     if cut < stop:
         items.append(More(stop - cut, f"path={leaf_id}&start={cut}&stop={stop}"))
     return items

@@ -103,6 +103,28 @@ class World:
         return session
 
     @cached_property
+    def rewound(self):
+        """A finished turn, then a rewind to its prompt: "back" has a leaf to return to."""
+        from jaiweb.store.services import rewind_append
+
+        session = self._session("rewound")
+        run_to_the_end(session)
+        rewind_append(session_id=session.id, target_id=branch_get(session=session)[0].id)
+        return session
+
+    @cached_property
+    def chaptered(self):
+        """A finished turn whose prompt starts a chapter."""
+        from jaiweb.sessions.commands import chapter_set
+
+        session = self._session("chaptered")
+        run_to_the_end(session)
+        session.refresh_from_db()
+        first = branch_get(session=session)[0].id
+        chapter_set(session=session, entry_id=first, title="开头", expected_leaf_id=session.leaf_id)
+        return session
+
+    @cached_property
     def share_id(self) -> int:
         from jaiweb.store.shares import share_link_create
 
@@ -127,7 +149,9 @@ class World:
     def ids(self) -> list[str]:
         """Every session and operation id made so far."""
         found = [
-            v.id for k, v in vars(self).items() if k in ("idle", "running", "turns", "panelled")
+            v.id
+            for k, v in vars(self).items()
+            if k in ("idle", "running", "turns", "panelled", "rewound", "chaptered")
         ]
         found += [vars(self)[k] for k in ("awaiting", "parked", "finished_op") if k in vars(self)]
         return found
@@ -246,6 +270,25 @@ MATRIX: dict[tuple[str, str], Case] = {
     ),
     ("GET", "/sessions/{session_id}/comic"): read(
         lambda w: (f"/sessions/{w.panelled.id}/comic?format=cbz", None)
+    ),
+    ("GET", "/sessions/{session_id}/chapters"): read(
+        lambda w: (f"/sessions/{w.chaptered.id}/chapters", None)
+    ),
+    ("POST", "/sessions/{session_id}/chapters"): write(
+        lambda w: (f"/sessions/{w.idle.id}/chapters", {"entry_id": w.root_id, "title": "一"}), 200
+    ),
+    ("DELETE", "/sessions/{session_id}/chapters/{entry_id}"): write(
+        lambda w: (
+            f"/sessions/{w.chaptered.id}/chapters/{branch_get(session=w.chaptered)[0].id}",
+            None,
+        ),
+        200,
+    ),
+    ("GET", "/sessions/{session_id}/back"): read(
+        lambda w: (f"/sessions/{w.rewound.id}/back", None)
+    ),
+    ("POST", "/sessions/{session_id}/back"): write(
+        lambda w: (f"/sessions/{w.rewound.id}/back", {}), 200
     ),
     ("GET", "/operations/{operation_id}"): read(lambda w: (f"/operations/{w.op()}", None)),
     ("POST", "/operations/{operation_id}/approvals"): write(

@@ -53,6 +53,12 @@ BEYOND_CONTRACT = {
     ("POST", "/api/v1/sessions/{session_id}/share-links"),
     ("DELETE", "/api/v1/sessions/{session_id}/share-links/{link_id}"),
     ("POST", "/api/v1/sessions/import"),
+    # issue 30: chapters and "back to where I was"
+    ("GET", "/api/v1/sessions/{session_id}/chapters"),
+    ("POST", "/api/v1/sessions/{session_id}/chapters"),
+    ("DELETE", "/api/v1/sessions/{session_id}/chapters/{entry_id}"),
+    ("GET", "/api/v1/sessions/{session_id}/back"),
+    ("POST", "/api/v1/sessions/{session_id}/back"),
 }
 
 

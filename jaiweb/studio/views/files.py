@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from jaiweb.comic.errors import ExportUnavailable
-from jaiweb.comic.exports import FORMATS, NoSuchPage, comic_export
+from jaiweb.comic.exports import FORMATS, NoSuchChapter, NoSuchPage, comic_export
 from jaiweb.render.selectors import image_for_viewer
 from jaiweb.studio.selectors import episode_reading
 from jaiweb.studio.views.access import own_session
@@ -78,17 +78,26 @@ def panel_file(image, *, private: bool) -> FileResponse:
 
 def comic_file(request: HttpRequest, session, *, fmt: str, leaf_id: str | None) -> HttpResponse:
     """The branch root → ``leaf_id`` as a comic file in ``fmt``, laid out as the ``layout``
-    parameter says (``page`` for a PNG); 404 for an unknown format, layout, node or page,
+    parameter says (``page`` for a PNG, ``chapter`` for one chapter of the branch); 404 for
+    an unknown format, layout, node, page or chapter,
     503 with what to install when this server cannot draw one."""
     layout = request.GET.get("layout") or DEFAULT_LAYOUT
     page = request.GET.get("page") or "1"
+    chapter = request.GET.get("chapter") or ""  # a chapter of the branch alone (from 1)
     if fmt not in FORMATS or layout not in LAYOUTS or not page.isdigit() or len(page) > 6:
+        raise Http404("no such comic")
+    if chapter and (not chapter.isdigit() or len(chapter) > 4):
         raise Http404("no such comic")
     try:
         comic = comic_export(
-            session=session, leaf_id=leaf_id, format=fmt, layout=layout, page=int(page)
+            session=session,
+            leaf_id=leaf_id,
+            format=fmt,
+            layout=layout,
+            page=int(page),
+            chapter=int(chapter) if chapter else None,
         )
-    except (UnknownEntry, NoSuchPage):
+    except (UnknownEntry, NoSuchPage, NoSuchChapter):
         raise Http404("no such comic") from None
     except ExportUnavailable as exc:
         return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_safe
 
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.sessions.status import session_status
+from jaiweb.store.reading import node_read_mark
 from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
@@ -129,6 +130,10 @@ def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpR
     would roll back, and the branch tools: fork, regenerate, edit and resend, cherry-pick."""
     session = own_session(request, session_id)
     ctx = inspector_context(request, session, entry_id, request.GET.get("from"))
+    # the viewer has opened this node's branch (store/reading.py): its unread dot goes
+    node_read_mark(
+        user=request.user, session=session, entry_ids=[entry_id, request.GET.get("from") or ""]
+    )
     return render(request, "studio/inspector.html", ctx)
 
 

@@ -121,8 +121,11 @@ def rewind_view(request: HttpRequest, session_id: str) -> HttpResponse:
     session = own_session(request, session_id, write=True)
     entry_id = request.POST.get("entry_id", "")
     expected = request.POST.get("expected_leaf_id") or None
+    keep = request.POST.get("keep") == "characters"  # "story only: keep today's characters"
     try:
-        session_rewind(session=session, entry_id=entry_id, expected_leaf_id=expected)
+        session_rewind(
+            session=session, entry_id=entry_id, expected_leaf_id=expected, keep_characters=keep
+        )
     except UnknownEntry:
         raise Http404("no such entry") from None
     except StoreError as exc:
@@ -192,7 +195,7 @@ def character_view(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def character_look_view(request: HttpRequest, session_id: str) -> HttpResponse:
-    """"Use as <name>'s look" on a panel: the panel becomes the character's reference
+    """ "Use as <name>'s look" on a panel: the panel becomes the character's reference
     picture, and the seed its figure was drawn with there becomes the character's own (a
     picture no render drew, an import, leaves the seed as it is). An app_state entry like
     any hand edit: it costs nothing and rolls back with a rewind. An image that is not the
