@@ -224,11 +224,11 @@ def credit_request_create(
 
 def credit_request_grant(
     *, request_id: int, amount: int, by: str, reason: str = "", now: datetime | None = None
-) -> LedgerEntry:
+) -> tuple[LedgerEntry, bool]:
     """Grant an open request: one ``grant`` ledger entry keyed by the request, and the
-    request marked granted, in one transaction. A request granted already answers with its
-    entry (a double click, two admins at once); a declined or unknown one is
-    ``RequestDecided``."""
+    request marked granted, in one transaction. The entry, and whether this call wrote it:
+    a request granted already answers with its entry and False (a double click, two admins
+    at once); a declined or unknown one is ``RequestDecided``."""
     if amount <= 0:
         raise ValueError("a grant adds at least 1 credit")
     now = now or timezone.now()
@@ -237,7 +237,7 @@ def credit_request_grant(
         if request is None:
             raise RequestDecided(f"no credit request {request_id}")
         if request.status == CreditRequest.GRANTED:
-            return LedgerEntry.objects.get(job_key=request.ledger_key, kind="grant")
+            return LedgerEntry.objects.get(job_key=request.ledger_key, kind="grant"), False
         if request.status != CreditRequest.OPEN:
             raise RequestDecided(f"credit request {request_id} was {request.status}")
         entry = credits_grant(
@@ -250,7 +250,7 @@ def credit_request_grant(
         request.status, request.granted = CreditRequest.GRANTED, amount
         request.decided_by, request.decided_at, request.reason = by[:150], now, reason[:500]
         request.save(update_fields=["status", "granted", "decided_by", "decided_at", "reason"])
-        return entry
+        return entry, True
 
 
 def credit_request_decline(

@@ -105,11 +105,14 @@ def test_a_request_is_granted_once_and_journaled_in_the_ledger(alice):
     wallet_get_or_create(user=alice, now=DEC)
     asked = credit_request_create(user=alice, amount=40, message="for the finale", now=DEC)
     assert credit_request_create(user=alice, amount=99, now=DEC).pk == asked.pk  # one open
-    entry = credit_request_grant(request_id=asked.pk, amount=30, by="root", now=DEC)
+    entry, new = credit_request_grant(request_id=asked.pk, amount=30, by="root", now=DEC)
+    assert new
     assert (entry.kind, entry.amount, entry.job_key) == ("grant", 30, f"request:{asked.pk}")
     assert "root" in entry.note
-    again = credit_request_grant(request_id=asked.pk, amount=30, by="other", now=DEC)
-    assert again.pk == entry.pk and LedgerEntry.objects.filter(kind="grant").count() == 1
+    again, new = credit_request_grant(request_id=asked.pk, amount=30, by="other", now=DEC)
+    assert (
+        again.pk == entry.pk and not new and LedgerEntry.objects.filter(kind="grant").count() == 1
+    )
     asked.refresh_from_db()
     assert (asked.status, asked.granted, asked.decided_by) == ("granted", 30, "root")
     with pytest.raises(RequestDecided):
@@ -176,7 +179,7 @@ def test_concurrent_grants_of_one_request_and_other_writers_lose_and_double_noth
     results: list = []
 
     def grant_request(i):
-        return credit_request_grant(request_id=asked.pk, amount=40, by=f"admin{i}").pk
+        return credit_request_grant(request_id=asked.pk, amount=40, by=f"admin{i}")
 
     def add_one(i):
         return credits_grant(user=alice, amount=1, note=f"writer {i}").pk
@@ -191,7 +194,7 @@ def test_concurrent_grants_of_one_request_and_other_writers_lose_and_double_noth
             connection.ensure_connection()
             barrier.wait(timeout=30)
             results.append(("ok", actions[i].__name__, actions[i](i)))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             results.append(("error", actions[i].__name__, exc))
         finally:
             connection.close()
@@ -203,8 +206,9 @@ def test_concurrent_grants_of_one_request_and_other_writers_lose_and_double_noth
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads)
     assert all(r[0] == "ok" for r in results), results
-    granted = {r[2] for r in results if r[1] == "grant_request"}
-    assert len(granted) == 1  # every admin got the one entry
+    granted = [r[2] for r in results if r[1] == "grant_request"]
+    assert len({entry.pk for entry, _new in granted}) == 1  # every admin got the one entry
+    assert sorted(new for _entry, new in granted) == [False, False, False, True]
     assert LedgerEntry.objects.filter(job_key=f"request:{asked.pk}").count() == 1
     assert wallet_balance(user=alice) == WELCOME_CREDITS + 40 + 4 - 2 * PANEL_COST
     assert_ledger_adds_up(alice)
@@ -219,7 +223,9 @@ def test_the_credits_command_sets_shows_and_grants(alice):
     asked = credit_request_create(user=alice, amount=15)
     out = StringIO()
     call_command("credits", "--grant-request", str(asked.pk), stdout=out)
-    call_command("credits", "--grant-request", str(asked.pk), stdout=StringIO())  # no double
+    twice = StringIO()
+    call_command("credits", "--grant-request", str(asked.pk), stdout=twice)  # no double
+    assert "granted already" in twice.getvalue()
     assert "granted: 15 credits, balance 40" in out.getvalue()
     assert wallet_balance(user=alice) == 40
     call_command("grant_credits", "alice", "10", stdout=StringIO())  # the old command works

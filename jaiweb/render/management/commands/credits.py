@@ -78,9 +78,14 @@ class Command(BaseCommand):
         if not 1 <= amount <= MAX_CREDITS:
             raise CommandError(f"--amount is 1 to {MAX_CREDITS} credits, got {amount}")
         try:
-            entry = credit_request_grant(request_id=request_id, amount=amount, by="command line")
+            entry, now = credit_request_grant(
+                request_id=request_id, amount=amount, by="command line"
+            )
         except RequestDecided as exc:
             raise CommandError(str(exc)) from None
+        if not now:
+            self.stdout.write(f"request #{request_id} was granted already: nothing added")
+            return
         self.stdout.write(
             f"request #{request_id} granted: {entry.amount} credits, balance {entry.balance_after}"
         )
