@@ -20,6 +20,7 @@ urlpatterns = [
     path("", sessions.home, name="studio-home"),
     path("panels/<str:image_id>", files.panel_image, name="panel-image"),
     path("credits/", pages.credits_history, name="studio-credits"),
+    path("credits/ask", pages.credits_ask, name="studio-credits-ask"),
     path("s/<str:token>/", shared.shared_branch, name="shared-branch"),
     path("s/<str:token>/panels/<str:ref>", shared.shared_panel, name="shared-panel"),
     path("s/<str:token>/comic.<str:fmt>", shared.shared_comic, name="shared-comic"),
