@@ -37,7 +37,8 @@ from django.db.models import Max, Q
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, parked_inputs
+from jaiweb.store.selectors import app_state_at, branch_rows, parked_inputs
+from jaiweb.studio.selectors import edited_characters
 from journal.branches import effects_of
 from journal.entries import (
     AppStateEntry,
@@ -280,6 +281,8 @@ def _turns_of_lines(
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            if turn.tag == "state":
+                turn = replace(turn, label=_edited(session, line, a, b))
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
@@ -299,6 +302,29 @@ class _Marks:
         labels = tuple(x for e in entries for x in self.labels.get(e.id, ()))
         waiting = bool(self.parked) and any(e.id in self.parked for e in entries)
         return replace(turn, labels=labels, waiting=waiting) if labels or waiting else turn
+
+
+def _edited(session: ComicSession, line: _Line, a: int, b: int) -> str:
+    """The characters the hand edits of a turn (its ``app_state`` entries, ``line.entries``
+    from ``a`` to ``b``) changed, by name. An entry holds the whole state, so the names are
+    those that differ from the state before it: the line's previous ``app_state``, else one
+    read up the path."""
+    first = line.entries[a]
+    before = next(
+        (e.value for e in reversed(line.entries[:a]) if isinstance(e, AppStateEntry)), None
+    )
+    if before is None:
+        before = (
+            app_state_at(session=session, leaf_id=first.parent_id)
+            if first.parent_id
+            else session.initial_app_state
+        )
+    names: dict[str, None] = {}
+    for entry in line.entries[a:b]:
+        if isinstance(entry, AppStateEntry):
+            names.update(dict.fromkeys(edited_characters(before, entry.value)))
+            before = entry.value
+    return one_line(", ".join(names), limit=LABEL_CHARS)
 
 
 def _turn(
