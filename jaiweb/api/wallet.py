@@ -22,7 +22,13 @@ def read_wallet(request: HttpRequest):
 
 @router.post(
     "/wallet/requests",
-    response={201: CreditRequestOut, 200: CreditRequestOut, 401: ErrorOut, 422: ErrorOut},
+    response={
+        201: CreditRequestOut,
+        200: CreditRequestOut,
+        401: ErrorOut,
+        413: ErrorOut,
+        422: ErrorOut,
+    },
 )
 def ask_for_credits(request: HttpRequest, body: CreditRequestIn):
     """Ask an admin for more credits: the request waits in the recovery inbox, where an
