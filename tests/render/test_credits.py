@@ -14,7 +14,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, connections, transaction
 
 from jaiweb.render.backends.local import LocalRenderer
 from jaiweb.render.models import WELCOME_CREDITS, CreditRequest, LedgerEntry, Wallet
@@ -197,7 +197,7 @@ def test_concurrent_grants_of_one_request_and_other_writers_lose_and_double_noth
         except BaseException as exc:  # reported below
             results.append(("error", actions[i].__name__, exc))
         finally:
-            connection.close()
+            connections.close_all()  # a pool's connection, too (tests/support/threads.py)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(actions))]
     for t in threads:
