@@ -8,6 +8,7 @@ requests are listed here and decided in the recovery inbox.
 
 from __future__ import annotations
 
+import uuid
 from urllib.parse import urlencode
 
 from django import forms
@@ -96,6 +97,9 @@ class GrantForm(forms.Form):
         required=False,
         help_text=gettext_lazy("Kept in the ledger."),
     )
+    # One per form shown: sending the same form again (a double click, a reload) finds its
+    # grants written and adds nothing.
+    key = forms.RegexField(regex=r"^[A-Za-z0-9_-]{1,40}$", required=False, widget=forms.HiddenInput)
 
     def clean_usernames(self) -> list:
         names = list(dict.fromkeys(self.cleaned_data["usernames"].replace(",", " ").split()))
@@ -114,6 +118,7 @@ class GrantForm(forms.Form):
 
 class SetForm(GrantForm):
     amount = None
+    key = None  # setting a balance twice is setting it once
     balance = forms.IntegerField(
         label=gettext_lazy("Balance"),
         min_value=0,
@@ -206,7 +211,13 @@ class WalletAdmin(ReadOnlyAdmin):
                 note = form.cleaned_data["note"] or f"granted by {request.user.get_username()}"
                 with transaction.atomic():
                     for user in form.cleaned_data["usernames"]:
-                        credits_grant(user=user, amount=amount, note=note)
+                        key = form.cleaned_data["key"]
+                        credits_grant(
+                            user=user,
+                            amount=amount,
+                            note=note,
+                            key=f"admin:{key}:{user.pk}" if key else None,
+                        )
                 names = ", ".join(u.get_username() for u in form.cleaned_data["usernames"])
                 self.message_user(
                     request,
@@ -216,7 +227,12 @@ class WalletAdmin(ReadOnlyAdmin):
                 )
                 return redirect("admin:render_wallet_changelist")
         else:
-            form = GrantForm(initial={"usernames": " ".join(request.GET.getlist("user"))})
+            form = GrantForm(
+                initial={
+                    "usernames": " ".join(request.GET.getlist("user")),
+                    "key": uuid.uuid4().hex,
+                }
+            )
         context = {
             **self.admin_site.each_context(request),
             "title": _("Grant credits"),

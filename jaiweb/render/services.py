@@ -143,6 +143,8 @@ def credits_grant(
         wallet = _locked_wallet(user, now)
         if key is not None:
             done = LedgerEntry.objects.filter(job_key=key, kind="grant").first()
+            if done is not None and done.wallet_id != wallet.pk:
+                raise ValueError(f"the grant key {key!r} is another user's")
             if done is not None:
                 return done
         return _move(wallet, kind="grant", amount=amount, now=now, key=key, note=note[:200])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib import admin
 from django.contrib.admin.utils import quote
@@ -205,3 +207,15 @@ def test_staff_without_the_permission_cannot_set_credits(client, django_user_mod
     response = client.post(admin_url(Wallet, "set"), {"usernames": "alice", "balance": "5"})
     assert response.status_code == 403
     assert Wallet.objects.get(user=alice).balance == 100
+
+
+def test_the_same_grant_form_sent_twice_grants_once(admin_client, alice):
+    wallet_get_or_create(user=alice)
+    page = admin_client.get(admin_url(Wallet, "grant") + "?user=alice").content.decode()
+    key = re.search(r'name="key" value="([^"]+)"', page)[1]
+    form = {"usernames": "alice", "amount": "5", "key": key}
+    for _ in range(2):  # a double click, or the browser sending it again
+        assert admin_client.post(admin_url(Wallet, "grant"), form).status_code == 302
+    assert [e.amount for e in LedgerEntry.objects.filter(kind="grant")] == [5]
+    again = admin_client.get(admin_url(Wallet, "grant") + "?user=alice").content.decode()
+    assert key not in again  # a new form is a new grant

@@ -49,11 +49,13 @@ def assert_ledger_adds_up(user) -> None:
     assert running == wallet.balance
 
 
-def test_a_grant_under_a_key_is_written_once(alice):
+def test_a_grant_under_a_key_is_written_once(alice, bob):
     first = credits_grant(user=alice, amount=30, key="request:1", now=DEC)
     again = credits_grant(user=alice, amount=30, key="request:1", now=DEC)
     assert again.pk == first.pk
     assert wallet_balance(user=alice, now=DEC) == WELCOME_CREDITS + 30
+    with pytest.raises(ValueError, match="another user's"):  # a key is one user's grant
+        credits_grant(user=bob, amount=30, key="request:1", now=DEC)
     with pytest.raises(IntegrityError), transaction.atomic():  # the database says so too
         LedgerEntry.objects.create(
             wallet=first.wallet,
@@ -230,6 +232,10 @@ def test_the_credits_command_sets_shows_and_grants(alice):
     assert wallet_balance(user=alice) == 40
     call_command("grant_credits", "alice", "10", stdout=StringIO())  # the old command works
     assert wallet_balance(user=alice) == 50
+    for _ in range(2):  # with a key, running it again adds nothing
+        call_command("grant_credits", "alice", "7", "--key", "bonus-1", stdout=StringIO())
+        call_command("credits", "alice", "--add", "3", "--key", "bonus-2", stdout=StringIO())
+    assert wallet_balance(user=alice) == 60
     assert_ledger_adds_up(alice)
 
 

@@ -32,6 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--add", type=int, help="credits to add (a grant)")
         parser.add_argument("--monthly", type=int, help="the monthly top-up (0: none)")
         parser.add_argument("--note", default="", help="kept in the ledger")
+        parser.add_argument("--key", help="with --add: grant once under this key")
         parser.add_argument("--topup", action="store_true", help="write the due top-ups")
         parser.add_argument("--grant-request", type=int, help="a credit request's number")
         parser.add_argument("--amount", type=int, help="what to grant (default: as asked)")
@@ -62,7 +63,13 @@ class Command(BaseCommand):
                 note=note or "set from the command line",
             )
         if add is not None:
-            credits_grant(user=user, amount=add, note=note or "granted from the command line")
+            key = options["key"]
+            credits_grant(
+                user=user,
+                amount=add,
+                note=note or "granted from the command line",
+                key=None if key is None else f"cli:{user.pk}:{key}"[:128],
+            )
         view = credits_view(user=user)
         asked = view.open_request
         self.stdout.write(
