@@ -84,6 +84,4 @@ class CreditDecisionForm(forms.Form):
         data = super().clean()
         if data.get("action") == "grant" and not data.get("amount"):
             self.add_error("amount", _("Say how many credits to grant (1 or more)."))
-        if "\x00" in data.get("reason", ""):
-            self.add_error("reason", _("The text may not contain NUL."))
         return data

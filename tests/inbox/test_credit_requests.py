@@ -82,7 +82,14 @@ def test_a_declined_request_moves_nothing(client, broke, staff):
 
 
 @pytest.mark.parametrize(
-    "form", [{"action": "grant", "amount": "0"}, {"action": "grant"}, {"action": "steal"}, {}]
+    "form",
+    [
+        {"action": "grant", "amount": "0"},
+        {"action": "grant"},
+        {"action": "steal"},
+        {},
+        {"action": "decline", "reason": "a\x00b"},
+    ],
 )
 def test_a_bad_decision_is_refused_and_changes_nothing(client, broke, staff, form):
     client.force_login(broke)
