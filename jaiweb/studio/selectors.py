@@ -374,7 +374,9 @@ def _parked_calls(session: ComicSession, log: Any) -> list[ParkedCall]:
     open_ = [d for d in dispatches if d.result_entry_id not in done]
     if not open_:
         return []
-    images = [p.image_id for p in strip_panels(branch_rows(session=session, lazy=True))]
+    # the branch's panels in order; only rows that may hold an image are parsed
+    rows = branch_rows(session=session, lazy=True)
+    images = [image for row in rows if (image := _panel_image(row)) is not None]
     out = []
     for dispatch in open_:
         panel = None
