@@ -510,7 +510,8 @@ def _ring(floor: float, height: float, dice: Dice) -> str:
         crowd + flashes + f'<rect y="{floor:.0f}" width="{WIDTH}" height="{height - floor:.0f}" '
         'fill="#5d7fb8"/>'
         + f'<rect x="14" y="{floor - 130:.0f}" width="10" height="130" fill="#eceff1" '
-        'stroke="#222"/>' + f'<rect x="{WIDTH - 24}" y="{floor - 130:.0f}" width="10" height="130" '
+        'stroke="#222"/>'
+        + f'<rect x="{WIDTH - 24}" y="{floor - 130:.0f}" width="10" height="130" '
         'fill="#eceff1" stroke="#222"/>' + ropes
     )
 

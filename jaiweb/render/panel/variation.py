@@ -84,7 +84,9 @@ class Dice:
         if count > len(digest) // 2:
             raise ValueError(f"at most {len(digest) // 2} numbers an aspect")
         span = high - low + 1
-        return [low + int.from_bytes(digest[2 * i : 2 * i + 2], "big") % span for i in range(count)]
+        return [
+            low + int.from_bytes(digest[2 * i : 2 * i + 2], "big") % span for i in range(count)
+        ]
 
     def choice(self, what: str, options: Sequence[T]) -> T:
         """One of ``options`` for the aspect ``what``."""
