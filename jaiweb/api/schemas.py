@@ -335,9 +335,38 @@ class LedgerEntryOut(Schema):
     created_at: datetime
 
 
+class CreditRequestOut(Schema):
+    id: int
+    amount: int = Field(description="the credits asked for")
+    message: str
+    status: Literal["open", "granted", "declined"]
+    created_at: datetime
+    granted: int = Field(description="the credits an admin granted (0 until granted)")
+    decided_by: str
+    decided_at: datetime | None
+    reason: str = Field(description="the admin's word to the user")
+
+
 class WalletOut(Schema):
     balance: int
+    monthly_topup: int = Field(
+        0, description="credits added at the wallet's first movement of each month (0: none)"
+    )
+    panel_cost: int = Field(10, description="what one panel costs")
+    level: Literal["ok", "last", "out"] = Field(
+        "ok", description="ok; last: enough for one more panel only; out: not enough for one"
+    )
+    open_request: CreditRequestOut | None = Field(
+        None, description="the user's open ask for credits, if any"
+    )
     ledger: list[LedgerEntryOut] = Field(description="newest first")
+
+
+class CreditRequestIn(BodyIn):
+    amount: int = Field(ge=1, le=10_000, description="the credits asked for: 1 to 10000")
+    message: Annotated[str, StringConstraints(max_length=500), AfterValidator(check_text)] = Field(
+        "", description=f"why, for the admin: at most 500 characters; {TEXT_RULE}"
+    )
 
 
 # -- branches -----------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jaiweb.render.selectors import ledger_for, wallet_balance
+from jaiweb.render.selectors import credits_view, ledger_for
 from jaiweb.sessions.status import session_status
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.rows import StoredEntry, parse_rows
@@ -71,5 +71,14 @@ def operation_detail(*, operation: Operation) -> dict[str, Any]:
 
 
 def wallet_of(*, user: Any) -> dict[str, Any]:
-    """The balance (what the user can spend: ``wallet_balance``) and the ledger, newest first."""
-    return {"balance": wallet_balance(user=user), "ledger": ledger_for(user=user)}
+    """The balance (what the user can spend: ``wallet_balance``), the monthly top-up, how
+    many panels are left, the open ask for credits and the ledger, newest first."""
+    view = credits_view(user=user)
+    return {
+        "balance": view.balance,
+        "monthly_topup": view.monthly_topup,
+        "panel_cost": view.panel_cost,
+        "level": view.level,
+        "open_request": view.open_request,
+        "ledger": ledger_for(user=user),
+    }

@@ -25,7 +25,7 @@ from jaiweb.api.schemas import ErrorOut, ImportRefusedOut, SessionOut
 from jaiweb.api.selectors import session_detail
 from jaiweb.sessions.access import session_for
 from jaiweb.store.errors import BundleTooLarge, ImportRefused
-from jaiweb.store.transfer import session_export, session_import
+from jaiweb.store.transfer import IMPORTED_TITLE, session_export, session_import
 from journal.ids import canonical_json
 from journal.session_file import header_line, label_line
 
@@ -167,7 +167,9 @@ def import_session(request: HttpRequest):
     """
     data = _file_of(request, bundle_limit())
     try:
-        session = session_import(owner=request.auth, lines=io.BytesIO(data))
+        session = session_import(
+            owner=request.auth, lines=io.BytesIO(data), title_format=str(IMPORTED_TITLE)
+        )
     except ImportRefused as exc:
         return Status(422, {"detail": str(exc), "code": exc.code, "line": exc.line_no})
     return Status(201, session_detail(session=session))

@@ -65,3 +65,23 @@ class ResolveForm(forms.Form):
             except forms.ValidationError as exc:
                 self.add_error("result", exc)
         return data
+
+
+class CreditDecisionForm(forms.Form):
+    """An admin's answer to a credit request: grant an amount, or decline; a word to the user."""
+
+    action = forms.ChoiceField(
+        choices=[("grant", "grant"), ("decline", "decline")],
+        error_messages={
+            "required": gettext_lazy("Choose grant or decline."),
+            "invalid_choice": gettext_lazy("Choose grant or decline."),
+        },
+    )
+    amount = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    reason = forms.CharField(max_length=500, required=False, strip=True)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("action") == "grant" and not data.get("amount"):
+            self.add_error("amount", _("Say how many credits to grant (1 or more)."))
+        return data

@@ -23,7 +23,14 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.inbox.forms import ResolveForm
+from jaiweb.inbox.forms import CreditDecisionForm, ResolveForm
+from jaiweb.render.selectors import credit_requests_open
+from jaiweb.render.services import (
+    MAX_CREDITS,
+    RequestDecided,
+    credit_request_decline,
+    credit_request_grant,
+)
 from jaiweb.sessions.commands import inbox_call_resolve
 from jaiweb.sessions.inbox import InboxItem, SettledItem, inbox_items, settled_items
 from jaiweb.store.errors import InvalidEntry, StoreError
@@ -178,8 +185,50 @@ def _is_htmx(request: HttpRequest) -> bool:
 @require_safe
 @staff_only
 def page(request: HttpRequest) -> HttpResponse:
-    """The inbox: every parked call, oldest first; then what recovery settled itself."""
-    return render(request, "inbox/page.html", {"cards": _cards(), "settled": _settled()})
+    """The inbox: every parked call, oldest first; the users' credit requests; then what
+    recovery settled itself."""
+    return render(request, "inbox/page.html", _page_context())
+
+
+def _page_context(**more: Any) -> dict[str, Any]:
+    return {
+        "cards": _cards(),
+        "settled": _settled(),
+        "credit_requests": credit_requests_open(),
+        "max_credits": MAX_CREDITS,
+        **more,
+    }
+
+
+@require_POST
+@staff_only
+def credits_decide(request: HttpRequest, request_id: int) -> HttpResponse:
+    """Grant or decline one credit request. A grant is one ledger entry keyed by the
+    request: a second click, or another admin's, finds it granted and adds nothing (409)."""
+    form = CreditDecisionForm(request.POST)
+    if not form.is_valid():
+        errors = " ".join(e for errs in form.errors.values() for e in errs)
+        return render(request, "inbox/page.html", _page_context(notice=errors), status=422)
+    data, by = form.cleaned_data, request.user.get_username()
+    try:
+        if data["action"] == "grant":
+            entry, granted_now = credit_request_grant(
+                request_id=request_id, amount=data["amount"], by=by, reason=data["reason"]
+            )
+            if not granted_now:
+                raise RequestDecided(request_id)
+            done = _("Granted %(amount)s credits: the balance is now %(balance)s.") % {
+                "amount": entry.amount,
+                "balance": entry.balance_after,
+            }
+        else:
+            credit_request_decline(request_id=request_id, by=by, reason=data["reason"])
+            done = _("Declined the request; no credits moved.")
+    except RequestDecided:
+        notice = _("This request was decided already; nothing was changed.")
+        return render(request, "inbox/page.html", _page_context(notice=notice), status=409)
+    messages.success(request, done)
+    return redirect("inbox")
 
 
 @never_cache
@@ -254,7 +303,7 @@ def _refused(
     card.errors = errors
     if _is_htmx(request):
         return render(request, "inbox/item.html", {"card": card}, status=400)
-    return render(request, "inbox/page.html", {"cards": cards, "settled": _settled()}, status=400)
+    return render(request, "inbox/page.html", _page_context(cards=cards), status=400)
 
 
 def _gone(request: HttpRequest, message: str) -> HttpResponse:
@@ -263,5 +312,4 @@ def _gone(request: HttpRequest, message: str) -> HttpResponse:
     context = {"message": message, "level": "error", "cards": cards}
     if _is_htmx(request):
         return render(request, "inbox/resolved.html", context, status=409)
-    context = {**context, "notice": message, "settled": _settled()}
-    return render(request, "inbox/page.html", context, status=409)
+    return render(request, "inbox/page.html", _page_context(notice=message), status=409)

@@ -18,6 +18,11 @@ class Wallet(models.Model):
     )
     balance = models.IntegerField()
     updated_at = models.DateTimeField()
+    # Credits added at the wallet's first movement of each calendar month (UTC), as a
+    # "topup" ledger entry keyed by the month: an admin's setting, 0 for none.
+    monthly_topup = models.PositiveIntegerField(default=0)
+    # The month ("2026-12") whose top-up the ledger holds last; "" before the first one.
+    topped_up_for = models.CharField(max_length=7, default="", blank=True)
 
     def __str__(self) -> str:
         return f"{self.user} ({self.balance} credits)"
@@ -30,6 +35,8 @@ class LedgerEntry(models.Model):
         ("welcome", "welcome credits"),
         ("grant", "granted"),
         ("charge", "render charge"),
+        ("topup", "monthly top-up"),
+        ("adjust", "set by an admin"),
     ]
     wallet = models.ForeignKey(Wallet, on_delete=models.CASCADE, related_name="ledger")
     kind = models.CharField(max_length=16, choices=KINDS)
@@ -44,7 +51,14 @@ class LedgerEntry(models.Model):
             # one charge per render key: the database itself refuses a double charge
             models.UniqueConstraint(
                 fields=["job_key"], condition=models.Q(kind="charge"), name="one_charge_per_key"
-            )
+            ),
+            # one credit-in movement per key (a request's grant, a month's top-up): a grant
+            # sent twice, or by two admins at once, is written once
+            models.UniqueConstraint(
+                fields=["job_key"],
+                condition=models.Q(kind__in=["grant", "topup", "adjust"]),
+                name="one_grant_per_key",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -57,6 +71,44 @@ class LedgerEntry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any):
         raise ValueError("ledger entries are never deleted")
+
+
+class CreditRequest(models.Model):
+    """A user's ask for more credits, decided by an admin in the recovery inbox.
+
+    Granting it writes one ``grant`` ledger entry keyed by the request, in the transaction
+    that marks it granted: a second grant of the same request finds it done."""
+
+    OPEN, GRANTED, DECLINED = "open", "granted", "declined"
+    STATUSES = [(OPEN, "open"), (GRANTED, "granted"), (DECLINED, "declined")]
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credit_requests"
+    )
+    amount = models.PositiveIntegerField()  # what the user asked for
+    message = models.CharField(max_length=500, blank=True)
+    status = models.CharField(max_length=16, choices=STATUSES, default=OPEN)
+    created_at = models.DateTimeField()
+    decided_by = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True)  # the admin's word to the user
+    granted = models.PositiveIntegerField(default=0)  # what the admin granted
+
+    class Meta:
+        constraints = [
+            # one open request per user: asking twice is the same ask
+            models.UniqueConstraint(
+                fields=["user"], condition=models.Q(status="open"), name="one_open_credit_request"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} asks {self.amount} ({self.status})"
+
+    @property
+    def ledger_key(self) -> str:
+        """The key of the grant's ledger entry: the request's, so it is granted once."""
+        return f"request:{self.pk}"
 
 
 class RenderJob(models.Model):

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
+from django.utils import timezone
+
+from jaiweb.render.models import (
+    WELCOME_CREDITS,
+    CreditRequest,
+    Image,
+    LedgerEntry,
+    RenderJob,
+    Wallet,
+)
 from jaiweb.render.panel.variation import figure_seed_of
 
 
@@ -31,12 +42,77 @@ def render_job_lookup(*, key: str) -> dict[str, Any] | None:
     }
 
 
-def wallet_balance(*, user: Any) -> int:
+def wallet_balance(*, user: Any, now: datetime | None = None) -> int:
     """What the user can spend: the wallet's balance, or, for a user who has none yet (made
     by createsuperuser or the admin), the welcome credits their first render gives them.
-    The studio, the credits page and the API all show this one figure."""
-    balance = Wallet.objects.filter(user=user).values_list("balance", flat=True).first()
-    return WELCOME_CREDITS if balance is None else balance
+    A monthly top-up that is due counts already: the wallet's next movement writes it
+    first. The studio, the credits page and the API all show this one figure."""
+    row = (
+        Wallet.objects.filter(user=user)
+        .values_list("balance", "monthly_topup", "topped_up_for")
+        .first()
+    )
+    if row is None:
+        return WELCOME_CREDITS
+    balance, topup, topped_up_for = row
+    due = topup > 0 and topped_up_for < month_of(now or timezone.now())
+    return balance + topup if due else balance
+
+
+@dataclass(frozen=True, slots=True)
+class CreditsView:
+    """What the credits page and the API say about a user's credits besides the ledger."""
+
+    balance: int
+    monthly_topup: int
+    panel_cost: int
+    open_request: CreditRequest | None
+    last_request: CreditRequest | None  # the latest decided one, to say what became of it
+
+    @property
+    def panels_left(self) -> int:
+        return self.balance // self.panel_cost
+
+    @property
+    def level(self) -> str:
+        """ "out" (not enough for a panel), "last" (one panel left) or "ok"."""
+        return credits_level(balance=self.balance, cost=self.panel_cost)
+
+
+def credits_level(*, balance: int, cost: int) -> str:
+    """ "out" when a panel is more than the balance, "last" when one panel is left, else
+    "ok": the one rule the hints next to the paid buttons and the credits page follow."""
+    if balance < cost:
+        return "out"
+    return "last" if balance < 2 * cost else "ok"
+
+
+def credits_view(*, user: Any, now: datetime | None = None) -> CreditsView:
+    from jaiweb.render.services import PANEL_COST  # the services import this module
+
+    topup = Wallet.objects.filter(user=user).values_list("monthly_topup", flat=True).first()
+    requests = list(CreditRequest.objects.filter(user=user).order_by("-created_at", "-id")[:5])
+    return CreditsView(
+        balance=wallet_balance(user=user, now=now),
+        monthly_topup=topup or 0,
+        panel_cost=PANEL_COST,
+        open_request=next((r for r in requests if r.status == CreditRequest.OPEN), None),
+        last_request=next((r for r in requests if r.status != CreditRequest.OPEN), None),
+    )
+
+
+def credit_requests_open() -> list[CreditRequest]:
+    """Every open credit request, oldest first, with its user: the inbox's list."""
+    return list(
+        CreditRequest.objects.filter(status=CreditRequest.OPEN)
+        .select_related("user", "user__wallet")
+        .order_by("created_at", "id")
+    )
+
+
+def month_of(now: datetime) -> str:
+    """The calendar month (UTC) a top-up is for, as "2026-12"."""
+    return now.astimezone(UTC).strftime("%Y-%m")
 
 
 def ledger_for(*, user: Any, limit: int = 200) -> list[LedgerEntry]:

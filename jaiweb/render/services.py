@@ -25,15 +25,26 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.render.backends import BackendError, Renderer, renderer_for_settings
 from jaiweb.render.backends.base import ReferenceImage, panel_reference
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
-from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.models import (
+    WELCOME_CREDITS,
+    CreditRequest,
+    Image,
+    LedgerEntry,
+    RenderJob,
+    Wallet,
+)
+from jaiweb.render.selectors import month_of
 
 PANEL_COST = 10
+MAX_CREDITS = 1_000_000  # the most an admin may set a balance or a monthly top-up to
+MAX_REQUEST = 10_000  # the most a user may ask for at once
 RENEW_EVERY_SECONDS = 1.0  # progress reports closer together renew the lease once
 
 
@@ -58,9 +69,13 @@ def params_hash(params: dict[str, Any]) -> str:
 
 
 def _locked_wallet(user: Any, now: datetime) -> Wallet:
+    """The user's wallet, locked for this transaction, with this month's top-up written
+    first when it is due: every movement of credits starts here."""
     wallet = Wallet.objects.select_for_update().filter(user=user).first()
     if wallet is None:
-        wallet = Wallet.objects.create(user=user, balance=WELCOME_CREDITS, updated_at=now)
+        wallet = Wallet.objects.create(
+            user=user, balance=WELCOME_CREDITS, updated_at=now, topped_up_for=month_of(now)
+        )
         LedgerEntry.objects.create(
             wallet=wallet,
             kind="welcome",
@@ -68,6 +83,21 @@ def _locked_wallet(user: Any, now: datetime) -> Wallet:
             balance_after=WELCOME_CREDITS,
             created_at=now,
         )
+        return wallet
+    month = month_of(now)
+    if wallet.monthly_topup > 0 and wallet.topped_up_for < month:
+        key = f"topup:{wallet.pk}:{month}"
+        if not LedgerEntry.objects.filter(job_key=key, kind="topup").exists():
+            _move(
+                wallet,
+                kind="topup",
+                amount=wallet.monthly_topup,
+                now=now,
+                key=key,
+                note=f"monthly top-up for {month}",
+            )
+        wallet.topped_up_for = month
+        wallet.save(update_fields=["topped_up_for"])
     return wallet
 
 
@@ -95,16 +125,149 @@ def _move(
 
 
 def credits_grant(
-    *, user: Any, amount: int, note: str = "", now: datetime | None = None
+    *,
+    user: Any,
+    amount: int,
+    note: str = "",
+    key: str | None = None,
+    now: datetime | None = None,
 ) -> LedgerEntry:
-    """Add credits (an admin's grant)."""
+    """Add credits (an admin's grant). With ``key``, the grant is written once: a repeat
+    under the same key (a form sent twice, two admins at once) returns the first entry
+    and adds nothing. The wallet's lock orders concurrent writers, and the ledger's unique
+    key refuses a second entry even so."""
     if amount <= 0:
         raise ValueError("a grant adds at least 1 credit")
     now = now or timezone.now()
     with transaction.atomic():
-        return _move(
-            _locked_wallet(user, now), kind="grant", amount=amount, now=now, note=note[:200]
+        wallet = _locked_wallet(user, now)
+        if key is not None:
+            done = LedgerEntry.objects.filter(job_key=key, kind="grant").first()
+            if done is not None and done.wallet_id != wallet.pk:
+                raise ValueError(f"the grant key {key!r} is another user's")
+            if done is not None:
+                return done
+        return _move(wallet, kind="grant", amount=amount, now=now, key=key, note=note[:200])
+
+
+def credits_set(
+    *,
+    user: Any,
+    balance: int | None = None,
+    monthly_topup: int | None = None,
+    note: str = "",
+    now: datetime | None = None,
+) -> Wallet:
+    """Set a user's credits to ``balance`` and/or their monthly top-up (an admin's
+    setting). The balance moves by one ``adjust`` ledger entry of the difference, computed
+    under the wallet's lock, so a charge landing meanwhile is never lost: setting the same
+    balance twice writes nothing the second time."""
+    if balance is not None and not 0 <= balance <= MAX_CREDITS:
+        raise ValueError(f"a balance is 0 to {MAX_CREDITS} credits")
+    if monthly_topup is not None and not 0 <= monthly_topup <= MAX_CREDITS:
+        raise ValueError(f"a monthly top-up is 0 to {MAX_CREDITS} credits")
+    now = now or timezone.now()
+    with transaction.atomic():
+        wallet = _locked_wallet(user, now)
+        if balance is not None and balance != wallet.balance:
+            _move(wallet, kind="adjust", amount=balance - wallet.balance, now=now, note=note[:200])
+        if monthly_topup is not None and monthly_topup != wallet.monthly_topup:
+            wallet.monthly_topup = monthly_topup
+            # the month it is set in counts as topped up: the first top-up is next month's
+            wallet.topped_up_for = max(wallet.topped_up_for, month_of(now))
+            wallet.save(update_fields=["monthly_topup", "topped_up_for"])
+        return wallet
+
+
+def credits_topup_due(*, now: datetime | None = None) -> int:
+    """Write this month's top-up of every wallet that has one due (``manage.py credits
+    --topup``, from cron on the 1st); each is keyed by its month, so a second run adds
+    nothing. How many wallets were topped up."""
+    now = now or timezone.now()
+    month = month_of(now)
+    due = Wallet.objects.filter(monthly_topup__gt=0, topped_up_for__lt=month)
+    count = 0
+    for user_id in due.values_list("user_id", flat=True):
+        with transaction.atomic():
+            before = Wallet.objects.get(pk=user_id).topped_up_for
+            wallet = _locked_wallet(get_user_model()(pk=user_id), now)
+            count += before != wallet.topped_up_for
+    return count
+
+
+class RequestDecided(Exception):
+    """The credit request was decided already (or is not there): nothing was changed."""
+
+
+def credit_request_create(
+    *, user: Any, amount: int, message: str = "", now: datetime | None = None
+) -> CreditRequest:
+    """Ask an admin for credits. A user has at most one open request: asking again while
+    one is open updates nothing and returns that one."""
+    if not 1 <= amount <= MAX_REQUEST:
+        raise ValueError(f"ask for 1 to {MAX_REQUEST} credits")
+    if len(message) > 500 or "\x00" in message:
+        raise ValueError("a message has at most 500 characters and no NUL")
+    with transaction.atomic():
+        open_ = (
+            CreditRequest.objects.select_for_update()
+            .filter(user=user, status=CreditRequest.OPEN)
+            .first()
         )
+        if open_ is not None:
+            return open_
+        return CreditRequest.objects.create(
+            user=user,
+            amount=amount,
+            message=message.strip()[:500],
+            created_at=now or timezone.now(),
+        )
+
+
+def credit_request_grant(
+    *, request_id: int, amount: int, by: str, reason: str = "", now: datetime | None = None
+) -> tuple[LedgerEntry, bool]:
+    """Grant an open request: one ``grant`` ledger entry keyed by the request, and the
+    request marked granted, in one transaction. The entry, and whether this call wrote it:
+    a request granted already answers with its entry and False (a double click, two admins
+    at once); a declined or unknown one is ``RequestDecided``."""
+    if amount <= 0:
+        raise ValueError("a grant adds at least 1 credit")
+    now = now or timezone.now()
+    with transaction.atomic():
+        request = CreditRequest.objects.select_for_update().filter(pk=request_id).first()
+        if request is None:
+            raise RequestDecided(f"no credit request {request_id}")
+        if request.status == CreditRequest.GRANTED:
+            return LedgerEntry.objects.get(job_key=request.ledger_key, kind="grant"), False
+        if request.status != CreditRequest.OPEN:
+            raise RequestDecided(f"credit request {request_id} was {request.status}")
+        entry = credits_grant(
+            user=request.user,
+            amount=amount,
+            key=request.ledger_key,
+            note=f"request {request.pk} granted by {by}" + (f": {reason}" if reason else ""),
+            now=now,
+        )
+        request.status, request.granted = CreditRequest.GRANTED, amount
+        request.decided_by, request.decided_at, request.reason = by[:150], now, reason[:500]
+        request.save(update_fields=["status", "granted", "decided_by", "decided_at", "reason"])
+        return entry, True
+
+
+def credit_request_decline(
+    *, request_id: int, by: str, reason: str = "", now: datetime | None = None
+) -> CreditRequest:
+    """Decline an open request (no credits move); ``RequestDecided`` when it is not open."""
+    with transaction.atomic():
+        request = CreditRequest.objects.select_for_update().filter(pk=request_id).first()
+        if request is None or request.status != CreditRequest.OPEN:
+            raise RequestDecided(f"credit request {request_id} is not open")
+        request.status = CreditRequest.DECLINED
+        request.decided_by, request.decided_at = by[:150], now or timezone.now()
+        request.reason = reason[:500]
+        request.save(update_fields=["status", "decided_by", "decided_at", "reason"])
+        return request
 
 
 def render_request(

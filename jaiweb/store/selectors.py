@@ -22,6 +22,7 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 from journal.errors import BrokenSessionTree, UnknownEntry
+from journal.ids import idempotency_key
 from journal.jsonvalues import json_copy
 from journal.navigation import where_i_was
 from journal.records import Record as JournalRecord
@@ -333,25 +334,56 @@ _IMAGE_ID = {
 }
 
 
-def panel_sessions(*, owner: Any, image_ids: Sequence[str]) -> dict[str, str]:
+_TOOL_CALL_ID = {
+    "sqlite": "json_extract(payload, '$.message.tool_call_id')",
+    "postgresql": "((payload -> 'message') ->> 'tool_call_id')",
+}
+
+
+def panel_sessions(
+    *, owner: Any, image_ids: Sequence[str], keys: dict[str, str] | None = None
+) -> dict[str, str]:
     """image id → the id of a session of ``owner`` that drew it (its ``generate_image``
-    result): a search of ``entry_tool_result`` in each of the owner's sessions."""
+    result): a search of ``entry_tool_result`` in each of the owner's sessions.
+
+    A fork copies its source's results, so a panel may be in several sessions. With
+    ``keys`` (image id → its render's idempotency key), such a panel goes to the session
+    whose operation dispatched the call under that key: where it was drawn and charged,
+    never a fork of it. Without a match, the oldest of those sessions."""
     if not image_ids:
         return {}
     marks = ", ".join(["%s"] * len(image_ids))
     image = _IMAGE_ID[connection.vendor]
     sql = (
-        f"SELECT {image}, session_id FROM store_entry WHERE session_id IN "
-        "(SELECT id FROM store_comicsession WHERE owner_id = %s) "
-        f"AND type = 'message' AND {_TOOL_NAME[connection.vendor]} = 'generate_image' "
-        f"AND {image} IN ({marks})"
+        f"SELECT {image}, e.session_id, {_TOOL_CALL_ID[connection.vendor]} "
+        "FROM store_entry e JOIN store_comicsession s ON s.id = e.session_id "
+        "WHERE e.session_id IN (SELECT id FROM store_comicsession WHERE owner_id = %s) "
+        f"AND e.type = 'message' AND {_TOOL_NAME[connection.vendor]} = 'generate_image' "
+        f"AND {image} IN ({marks}) ORDER BY s.created_at, s.id"
     )
-    found: dict[str, str] = {}
+    candidates: dict[str, list[tuple[str, str]]] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, [owner.pk, *image_ids])
-        for image_id, session_id in cursor.fetchall():
-            found.setdefault(image_id, session_id)
-    return found
+        for image_id, session_id, call_id in cursor.fetchall():
+            candidates.setdefault(image_id, []).append((session_id, call_id or ""))
+    shared = {
+        session_id for found in candidates.values() if len(found) > 1 for session_id, _call in found
+    }
+    operations: dict[str, list[str]] = {}
+    if shared and keys:
+        pairs = Operation.objects.filter(session_id__in=shared).values_list("session_id", "id")
+        for session_id, operation_id in pairs:
+            operations.setdefault(session_id, []).append(operation_id)
+
+    def drew(session_id: str, call_id: str, key: str) -> bool:
+        return any(idempotency_key(op, call_id) == key for op in operations.get(session_id, ()))
+
+    out: dict[str, str] = {}
+    for image_id, found in candidates.items():
+        key = (keys or {}).get(image_id)
+        matches = [s for s, call in found if key is not None and drew(s, call, key)]
+        out[image_id] = matches[0] if len(found) > 1 and matches else found[0][0]
+    return out
 
 
 def latest_tool_result(*, session: ComicSession, tool: str) -> dict[str, Any] | None:

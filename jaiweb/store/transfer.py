@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Model, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from pydantic import AwareDatetime, TypeAdapter
 
 from jaiweb.render.imports import image_bytes, image_import, images_known, images_of_owner
@@ -153,8 +154,7 @@ def _images_to_export(in_file, initial_app_state: dict, owner_id: Any) -> list[s
     the owner's and still on disk."""
     rows = (
         in_file.filter(
-            Q(type="message", payload__message__details__has_key="image_id")
-            | Q(type="app_state")
+            Q(type="message", payload__message__details__has_key="image_id") | Q(type="app_state")
         )
         .order_by("seq")
         .values_list("payload", flat=True)
@@ -173,10 +173,15 @@ def session_import(
     owner: Any,
     lines: Iterable[str | bytes],
     max_bytes: int | Literal["setting"] | None = "setting",
+    title_format: str = "%(title)s",
 ) -> ComicSession:
     """A new session of ``owner`` from a session file (any format ``journal.importers``
     reads); ``ImportRefused`` (nothing written) if invalid, ``BundleTooLarge`` past
     ``max_bytes`` (default: ``JAIWEB_MAX_BUNDLE_BYTES``; None: no limit).
+
+    ``title_format`` makes the new session's title from the file's (``%(title)s``): the
+    page and the API say "… (imported)" in the user's language, so the copy is told apart
+    from its source in the sessions list; the command, an admin's restore, keeps it.
 
     ``lines`` may be bytes (a file opened in binary mode): each is decoded as UTF-8 on its
     own, so a bad byte is reported at its line.
@@ -186,7 +191,22 @@ def session_import(
         parsed = session_read(lines if limit is None else _capped(lines, limit))
     except FileRefused as exc:
         raise ImportRefused(exc.line_no, exc.reason) from exc
-    return _write(owner=owner, parsed=parsed)
+    return _write(owner=owner, parsed=parsed, title_format=title_format)
+
+
+TITLE_MAX = 200  # ComicSession.title
+# The title of an imported session, in the language active when it is made into a str.
+IMPORTED_TITLE = gettext_lazy("%(title)s (imported)")
+
+
+def imported_title(title: str, title_format: str) -> str:
+    """The title made by ``title_format`` from ``title``, the source's cut at a word so that
+    the whole fits the column."""
+    made = title_format % {"title": title}
+    if len(made) <= TITLE_MAX:
+        return made
+    room = TITLE_MAX - (len(made) - len(title)) - 1
+    return title_format % {"title": title[: max(room, 0)].rstrip() + "…"}
 
 
 def _capped(lines: Iterable[str | bytes], limit: int) -> Iterator[str | bytes]:
@@ -228,7 +248,7 @@ _ENTRY_COLUMNS = [
 ]
 
 
-def _write(*, owner: Any, parsed: SessionFile) -> ComicSession:
+def _write(*, owner: Any, parsed: SessionFile, title_format: str) -> ComicSession:
     header = parsed.header
     ops = connection.ops
     # Sorted fresh ids, given out in file order: operations created at the same instant
@@ -242,7 +262,7 @@ def _write(*, owner: Any, parsed: SessionFile) -> ComicSession:
         session = ComicSession.objects.create(
             id=new_id("s"),
             owner=owner,
-            title=header.title,
+            title=imported_title(header.title, title_format),
             initial_app_state=header.initial_app_state,
             leaf_id=header.leaf_id,
             entry_count=len(parsed.entries),

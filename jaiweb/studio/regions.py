@@ -105,7 +105,7 @@ FACT_REGIONS: dict[str, tuple[str, ...]] = {
     "entry": ("tree", "strip", "character-state", "controls", "prompt-leaf"),
     "app_state": ("tree", "character-state", "prompt-leaf"),
     "operation": ("controls", "session-notice", "character-state"),
-    "wallet": ("credits",),
+    "wallet": ("credits", "controls"),  # the controls show the balance by the paid buttons
 }
 REGION_FACTS: dict[str, tuple[str, ...]] = {
     name: ("session", *(fact for fact, names in FACT_REGIONS.items() if name in names))
@@ -124,8 +124,11 @@ def _credits_context(session: ComicSession, shared: dict) -> dict[str, Any]:
 
 
 def _run_context(session: ComicSession, shared: dict) -> dict[str, Any]:
-    # the leaf's state, no path read
-    return _run_part(session, app_state_at(session=session), shared.get("operation", UNREAD))
+    # the leaf's state, no path read; the balance the controls show by the paid buttons
+    return {
+        **_run_part(session, app_state_at(session=session), shared.get("operation", UNREAD)),
+        **_credits_context(session, shared),
+    }
 
 
 # Regions that need a small part of ``studio_context``, read alone when only they changed:

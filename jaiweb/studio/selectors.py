@@ -303,6 +303,15 @@ class PendingApproval:
 
 
 @dataclass(frozen=True, slots=True)
+class ParkedCall:
+    """A step an admin must decide about, as the session's owner is told of it: the tool,
+    and the panel it was about (its number on the branch), never a call id."""
+
+    tool: str
+    panel: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunView:
     """What the controls show: the status, approvals awaited, steering text queued."""
 
@@ -311,6 +320,7 @@ class RunView:
     queued: list[str] = field(default_factory=list)
     stopping: bool = False
     corrupted: bool = False
+    parked: list[ParkedCall] = field(default_factory=list)  # what waits for an admin
 
 
 def run_view(*, session: ComicSession, operation: object = UNREAD) -> RunView:
@@ -353,7 +363,47 @@ def run_view(*, session: ComicSession, operation: object = UNREAD) -> RunView:
             i.text for i in log.inputs if i.input_entry_id not in written
         ],  # not in the tree yet
         stopping=log.stop is not None,
+        parked=_parked_calls(session, log) if status.state == "parked" else [],
     )
+
+
+def _parked_calls(session: ComicSession, log: Any) -> list[ParkedCall]:
+    """The open calls of a parked operation (their result not written, no retry chosen
+    since), each with the panel it is about: a publication's panel by its number on the
+    branch, a drawing's as the next one. Read only while the session is parked."""
+    dispatches = [
+        call.dispatch
+        for call in log.calls.values()
+        if call.dispatch is not None and not call.retry_after_dispatch
+    ]
+    if not dispatches:
+        return []
+    done = entry_ids_among(session=session, ids=[d.result_entry_id for d in dispatches])
+    open_ = [d for d in dispatches if d.result_entry_id not in done]
+    if not open_:
+        return []
+    # the branch's panels in order; only rows that may hold an image are parsed
+    rows = branch_rows(session=session, lazy=True)
+    images = [image for row in rows if (image := _panel_image(row)) is not None]
+    out = []
+    for dispatch in open_:
+        panel = None
+        if dispatch.tool_name == "generate_image":
+            panel = len(images) + 1
+        elif dispatch.args.get("image_id") in images:
+            panel = images.index(dispatch.args["image_id"]) + 1
+        out.append(ParkedCall(dispatch.tool_name, panel))
+    return out
+
+
+def edited_characters(before: dict, after: dict) -> list[str]:
+    """The characters whose buff, skill or mood differ between two states, in the stable
+    order of ``state_changes``: each read with its defaults, so a character the first state
+    names without its fields is not "changed" by a state that writes them out."""
+    changes = state_changes(
+        {"characters": characters_of(before)}, {"characters": characters_of(after)}
+    )
+    return list(dict.fromkeys(c.character for c in changes if c.character))
 
 
 def characters_of(state: dict) -> dict[str, dict[str, Any]]:
@@ -427,17 +477,24 @@ class Step:
     is_leaf: bool = False
 
 
-def inspector_steps(rows: list[StoredEntry], *, leaf_id: str) -> list[Step]:
-    """The steps of a turn (``rows``: its entries, in order)."""
+def inspector_steps(
+    rows: list[StoredEntry], *, leaf_id: str, before: dict | None = None
+) -> list[Step]:
+    """The steps of a turn (``rows``: its entries, in order). With ``before``, the state
+    before the turn, a state step shows only the characters it changed: an entry holds the
+    whole state, and a hand edit of one character is not an edit of all of them."""
     parse_rows(rows)
     steps = []
     for row in rows:
         entry = row.entry
         here = entry.id == leaf_id
         if entry.type == "app_state":
-            steps.append(
-                Step(entry.id, "state", characters=characters_of(entry.value), is_leaf=here)
-            )
+            characters = characters_of(entry.value)
+            if before is not None:
+                changed = set(edited_characters(before, entry.value))
+                characters = {n: c for n, c in characters.items() if n in changed}
+                before = entry.value
+            steps.append(Step(entry.id, "state", characters=characters, is_leaf=here))
         elif entry.type == "compaction":
             steps.append(Step(entry.id, "summary", text=entry.summary, is_leaf=here))
         elif entry.type == "branch":
@@ -572,13 +629,20 @@ class CreditRow:
     session_id: str | None = None  # … and the session it was drawn in
     session_title: str = ""
 
+    @property
+    def request_id(self) -> str:
+        """The credit request a grant answered ("" for another movement)."""
+        key = self.entry.job_key or ""
+        return key.removeprefix("request:") if key.startswith("request:") else ""
+
 
 def credit_rows(*, user: Any) -> list[CreditRow]:
     """The user's ledger, newest first, each charge with its panel and session."""
     ledger = ledger_for(user=user)
     keys = [e.job_key for e in ledger if e.job_key]
     images = dict(Image.objects.filter(job_id__in=keys).values_list("job_id", "id"))
-    drawn_in = panel_sessions(owner=user, image_ids=list(images.values()))
+    by_image = {image: key for key, image in images.items()}
+    drawn_in = panel_sessions(owner=user, image_ids=list(by_image), keys=by_image)
     titles = dict(
         ComicSession.objects.filter(pk__in=set(drawn_in.values())).values_list("id", "title")
     )

@@ -37,7 +37,8 @@ from jaiweb.store.chains import chain_last_rows
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, chapters_at, parked_inputs
+from jaiweb.store.selectors import app_state_at, branch_rows, chapters_at, parked_inputs
+from jaiweb.studio.selectors import edited_characters
 from journal.branches import effects_of
 from journal.chapters import CHAPTERS_KEY, Chapter
 from journal.entries import (
@@ -290,6 +291,8 @@ def _turns_of_lines(
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
             if turn.tag == "state" and _chapters_only(line.entries[a:b], before):
                 turn = replace(turn, chapters_only=True)
+            elif turn.tag == "state":
+                turn = replace(turn, label=_edited(session, line, a, b))
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
@@ -346,6 +349,29 @@ class _Marks:
         if not (labels or waiting or chapter):
             return turn
         return replace(turn, labels=labels, waiting=waiting, chapter=chapter)
+
+
+def _edited(session: ComicSession, line: _Line, a: int, b: int) -> str:
+    """The characters the hand edits of a turn (its ``app_state`` entries, ``line.entries``
+    from ``a`` to ``b``) changed, by name. An entry holds the whole state, so the names are
+    those that differ from the state before it: the line's previous ``app_state``, else one
+    read up the path."""
+    first = line.entries[a]
+    before = next(
+        (e.value for e in reversed(line.entries[:a]) if isinstance(e, AppStateEntry)), None
+    )
+    if before is None:
+        before = (
+            app_state_at(session=session, leaf_id=first.parent_id)
+            if first.parent_id
+            else session.initial_app_state
+        )
+    names: dict[str, None] = {}
+    for entry in line.entries[a:b]:
+        if isinstance(entry, AppStateEntry):
+            names.update(dict.fromkeys(edited_characters(before, entry.value)))
+            before = entry.value
+    return one_line(", ".join(names), limit=LABEL_CHARS)
 
 
 def _turn(

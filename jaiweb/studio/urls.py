@@ -23,6 +23,7 @@ urlpatterns = [
     path("panels/<str:image_id>", files.panel_image, name="panel-image"),
     path("credits/", pages.credits_history, name="studio-credits"),
     path("about/", about.about, name="studio-about"),
+    path("credits/ask", pages.credits_ask, name="studio-credits-ask"),
     path("s/<str:token>/", shared.shared_branch, name="shared-branch"),
     path("s/<str:token>/panels/<str:ref>", shared.shared_panel, name="shared-panel"),
     path("s/<str:token>/comic.<str:fmt>", shared.shared_comic, name="shared-comic"),

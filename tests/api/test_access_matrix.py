@@ -303,6 +303,7 @@ MATRIX: dict[tuple[str, str], Case] = {
         lambda w: (f"/inbox/{w.parked}/call_1", {"resolution": "failed", "reason": "看不出来"})
     ),
     ("GET", "/wallet"): mine(lambda w: ("/wallet", None), 200),
+    ("POST", "/wallet/requests"): mine(lambda w: ("/wallet/requests", {"amount": 50}), 201),
     ("POST", "/sessions/import"): mine(lambda w: ("/sessions/import", w.session_file()), 201),
 }
 

@@ -59,6 +59,7 @@ BEYOND_CONTRACT = {
     ("DELETE", "/api/v1/sessions/{session_id}/chapters/{entry_id}"),
     ("GET", "/api/v1/sessions/{session_id}/back"),
     ("POST", "/api/v1/sessions/{session_id}/back"),
+    ("POST", "/api/v1/wallet/requests"),
 }
 
 

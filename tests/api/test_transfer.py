@@ -100,7 +100,7 @@ def test_export_with_images_then_import_gives_the_same_strip(drawn, alice, bob, 
     response = upload(bob, body)
     assert response.status_code == 201, response.content
     new = response.json()
-    assert new["owner"] == "bob" and new["title"] == "两格" and new["state"] == "idle"
+    assert new["owner"] == "bob" and new["title"] == "两格 (imported)" and new["state"] == "idle"
     assert new["leaf_id"] == drawn.leaf_id and new["entry_count"] == drawn.entry_count
     assert (LedgerEntry.objects.count(), list(Wallet.objects.values_list("pk", "balance"))) == (
         ledger
@@ -142,7 +142,7 @@ def test_the_raw_body_and_a_token_work_too(drawn, alice, alice_token):
 def test_pi_and_claude_code_files_import(alice, path, title):
     response = upload(alice, (FIXTURES / path).read_bytes(), name=Path(path).name)
     assert response.status_code == 201, response.content
-    assert title is None or response.json()["title"] == title
+    assert title is None or response.json()["title"] == f"{title} (imported)"
 
 
 def test_a_version_1_file_imports(alice):
@@ -252,7 +252,7 @@ def test_the_documented_example_is_a_file_that_imports(client, alice):
     assert content["multipart/form-data"]["example"] == {"file": example}
     response = raw(alice, example.encode())
     assert response.status_code == 201, response.content
-    assert response.json()["title"] == "猪猪侠大战超人强"
+    assert response.json()["title"] == "猪猪侠大战超人强 (imported)"
 
 
 @pytest.mark.parametrize("kind", DEEP_FILES)

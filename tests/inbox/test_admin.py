@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib import admin
 from django.contrib.admin.utils import quote
@@ -10,8 +12,8 @@ from django.urls import reverse
 
 from jaiweb.feed.models import FeedPost
 from jaiweb.feed.services import feed_post_create
-from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
-from jaiweb.render.services import render_request, wallet_get_or_create
+from jaiweb.render.models import CreditRequest, Image, LedgerEntry, RenderJob, Wallet
+from jaiweb.render.services import credit_request_create, render_request, wallet_get_or_create
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
 from jaiweb.store.services import session_create
 from tests.support.builders import parked_call
@@ -28,6 +30,7 @@ MODELS = [
     Wallet,
     LedgerEntry,
     FeedPost,
+    CreditRequest,
 ]
 
 
@@ -49,6 +52,7 @@ def data(alice, settings, tmp_path):
     op = parked_call(session_create(owner=alice, title="episode <b>"))
     render_request(user=alice, key="k_1", params={"prompt": "p"})
     feed_post_create(image_id="img_1", caption="<script>alert(1)</script>", idempotency_key="k_1")
+    credit_request_create(user=alice, amount=5, message="<script>alert(1)</script>")
     return op
 
 
@@ -160,3 +164,58 @@ def test_the_admin_is_for_staff_only(client, alice):
     client.force_login(alice)
     response = client.get(admin_url(Wallet))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_the_set_page_sets_a_balance_and_a_monthly_top_up(admin_client, alice, bob):
+    wallet_get_or_create(user=alice)
+    page = admin_client.get(admin_url(Wallet, "set") + "?user=alice").content.decode()
+    assert 'name="balance"' in page and 'value="100"' in page and 'id="set-form"' in page
+    listing = admin_client.get(admin_url(Wallet)).content.decode()
+    assert "data-set-credits" in listing
+    response = admin_client.post(
+        admin_url(Wallet, "set"),
+        {"usernames": "alice bob", "balance": "40", "monthly_topup": "25", "note": "term"},
+    )
+    assert response.status_code == 302
+    for user in (alice, bob):
+        wallet = Wallet.objects.get(user=user)
+        assert (wallet.balance, wallet.monthly_topup) == (40, 25)
+    adjust = LedgerEntry.objects.filter(kind="adjust").order_by("id")
+    assert [(e.amount, e.note) for e in adjust] == [(-60, "term"), (-60, "term")]
+
+
+@pytest.mark.parametrize(
+    "form,error",
+    [
+        ({"usernames": "alice"}, "Give a balance, a monthly top-up or both."),
+        ({"usernames": "alice", "balance": "-1"}, "greater than or equal to 0"),
+        ({"usernames": "nobody", "balance": "5"}, "No such user: nobody."),
+    ],
+)
+def test_the_set_page_refuses_bad_input_and_changes_nothing(admin_client, alice, form, error):
+    wallet_get_or_create(user=alice)
+    response = admin_client.post(admin_url(Wallet, "set"), form)
+    assert response.status_code == 200 and error in response.content.decode()
+    assert Wallet.objects.get(user=alice).balance == 100
+    assert not LedgerEntry.objects.filter(kind="adjust").exists()
+
+
+def test_staff_without_the_permission_cannot_set_credits(client, django_user_model, alice):
+    clerk = django_user_model.objects.create_user("clerk", password="x", is_staff=True)
+    wallet_get_or_create(user=alice)
+    client.force_login(clerk)
+    response = client.post(admin_url(Wallet, "set"), {"usernames": "alice", "balance": "5"})
+    assert response.status_code == 403
+    assert Wallet.objects.get(user=alice).balance == 100
+
+
+def test_the_same_grant_form_sent_twice_grants_once(admin_client, alice):
+    wallet_get_or_create(user=alice)
+    page = admin_client.get(admin_url(Wallet, "grant") + "?user=alice").content.decode()
+    key = re.search(r'name="key" value="([^"]+)"', page)[1]
+    form = {"usernames": "alice", "amount": "5", "key": key}
+    for _ in range(2):  # a double click, or the browser sending it again
+        assert admin_client.post(admin_url(Wallet, "grant"), form).status_code == 302
+    assert [e.amount for e in LedgerEntry.objects.filter(kind="grant")] == [5]
+    again = admin_client.get(admin_url(Wallet, "grant") + "?user=alice").content.decode()
+    assert key not in again  # a new form is a new grant

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jaiweb.render.selectors import wallet_balance
-from jaiweb.render.services import wallet_get_or_create
+from jaiweb.render.services import credits_set, wallet_get_or_create
 from jaiweb.store.comparisons import rewind_preview_at
 from jaiweb.store.models import ComicSession, Entry, Operation
 from jaiweb.store.selectors import app_state_at, branch_get, branch_rows
@@ -139,6 +139,14 @@ def test_the_owner_gets_the_tools_and_a_staff_viewer_reads_only(client, alice, s
     assert 'id="inspector"' in read
     for action in ("cherry-pick", "fork", "regenerate", "resend"):
         assert f'data-action="{action}"' not in read
+
+
+def test_the_regenerate_button_shows_the_balance_and_what_a_panel_costs(client, alice, story):
+    credits_set(user=alice, balance=12)
+    client.force_login(alice)
+    tools = inspect(client, story, "f1", "us").split('class="regenerate"')[1].split("</form>")[0]
+    assert 'data-balance-hint="last" data-balance="12"' in tools
+    assert "Each panel it draws costs 10 credits." in tools and 'data-action="ask-credits"' in tools
 
 
 def test_the_tools_are_disabled_while_a_run_is_going(client, alice, story):

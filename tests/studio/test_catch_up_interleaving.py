@@ -28,7 +28,8 @@ def clock(monkeypatch) -> FakeClock:
 
 
 def balances(frame: str) -> list[int]:
-    return [int(b) for b in re.findall(r'data-balance="(\d+)"', frame)]
+    """The balances the credits region shows (the controls repeat it by the paid buttons)."""
+    return [int(b) for b in re.findall(r'<strong data-balance="(\d+)"', frame)]
 
 
 async def announce(session_id: str, n: int, change: dict) -> None:

@@ -129,7 +129,7 @@ async def test_an_unchanged_session_costs_no_query_on_an_unforced_pass(alice, ep
     with every_query() as changed_pass:
         await announce(episode.id, 1, wallet)
         await ws.receive_from(timeout=5)  # the step line
-        assert region_ids(await ws.receive_from(timeout=5)) == {"credits"}
+        assert region_ids(await ws.receive_from(timeout=5)) == {"credits", "controls"}
     assert changed_pass  # the counter sees the renderers' queries
     balance = await sync_to_async(wallet_balance)(user=alice)
     await sync_to_async(credits_grant)(user=alice, amount=5)  # not announced yet
@@ -146,14 +146,15 @@ async def test_an_unchanged_session_costs_no_query_on_an_unforced_pass(alice, ep
     assert queries == []  # … and asked the database nothing
     clock.advance(CATCH_UP_INTERVAL)
     frame = await ws.receive_from(timeout=5)
-    assert region_ids(frame) == {"credits"} and f'data-balance="{balance + 5}"' in frame
+    assert region_ids(frame) == {"credits", "controls"}
+    assert f'data-balance="{balance + 5}"' in frame
     await ws.disconnect()
 
 
 @pytest.mark.parametrize(
     ("fact", "shown"),
     [
-        ("wallet", {"credits"}),
+        ("wallet", {"credits", "controls"}),  # the controls show it by the paid buttons
         ("operation", {"controls", "session-notice", "character-state"}),
         ("app_state", {"tree", "character-state", "prompt-leaf"}),
         ("entry", {"tree", "strip", "character-state", "controls", "prompt-leaf"}),
@@ -172,7 +173,8 @@ async def test_a_fact_re_renders_only_its_regions_and_a_forced_pass_sends_all(
     await announce(episode.id, 1, Elsewhere().change(fact), kind="journal_changed")
     frame = await ws.receive_from(timeout=5)
     assert region_ids(frame) == shown
-    assert (f'data-balance="{balance + 7}"' in frame) == ("credits" in shown)
+    # the balance, where a region shows it, is the one just committed
+    assert (f'data-balance="{balance + 7}"' in frame) == bool({"credits", "controls"} & shown)
     start = clock.now
     await ws.send_to(text_data='{"type": "catch_up"}')  # the page asks: nothing changed
     await waiting_until(clock, start + CATCH_UP_INTERVAL, "the page's catch-up's turn")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at
+from jaiweb.store.services import session_create
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +67,33 @@ def test_refused_while_running_stale_or_invalid(client, alice, episode):
 def test_others_get_404(client, bob, episode):
     client.force_login(bob)
     assert client.post(f"/sessions/{episode.id}/characters", {"name": "a"}).status_code == 404
+
+
+FOUR = {
+    "characters": {name: {} for name in ("Pig-Man", "Super Strong", "Teacher Muddle", "Fifi")},
+    "permission_mode": "ask",
+}
+
+
+def test_a_hand_edit_of_one_character_says_only_that_one_changed(client, alice):
+    """Issue 29: the entry holds the whole state, and the tree named all four characters."""
+    session = session_create(owner=alice, title="four", initial_app_state=FOUR)
+    client.force_login(alice)
+    client.post(
+        f"/sessions/{session.id}/characters",
+        {"name": "Fifi", "mood": "cheeky", "expected_leaf_id": ""},
+        **HX,
+    )
+    session.refresh_from_db()
+    edit = session.leaf_id
+    client.post(
+        f"/sessions/{session.id}/characters",
+        {"name": "Pig-Man", "buff": "lollipop", "expected_leaf_id": edit},
+        **HX,
+    )
+    body = client.get(f"/sessions/{session.id}/").content.decode()
+    # two edits in a row are one turn of the tree, which names the two edited
+    assert re.findall(r"characters changed: ([^<]*)<", body) == ["Fifi, Pig-Man"]
+    inspector = client.get(f"/sessions/{session.id}/entries/{edit}/").content.decode()
+    steps = inspector.split('data-step="state"')[1].split("</li>")[0]
+    assert re.findall(r'<p class="state-line">([^ ]+) —', steps) == ["Fifi"]

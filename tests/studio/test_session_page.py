@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.utils import translation
 
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
-from tests.support.builders import park_operation
+from jaiweb.store.services import entry_append
+from tests.journal.factories import panel, user
+from tests.support.builders import park_operation, parked_call
 from tests.support.runs import run_pending
 from tests.support.trees import big_tree_create
 
@@ -59,6 +62,51 @@ def test_a_parked_operation_says_waiting_for_an_admin(client, alice, episode):
     client.force_login(alice)
     body = client.get(f"/sessions/{episode.id}/").content.decode()
     assert 'data-notice="parked"' in body and "waiting for an admin" in body
+
+
+def three_panels(session) -> None:
+    """Three panels on the session's branch: img_p1, img_p2, img_p3."""
+    entries = [user("u", None), panel("p1", "u"), panel("p2", "p1"), panel("p3", "p2")]
+    entry_append(session_id=session.id, entries=entries, expected_leaf_id=None)
+
+
+@pytest.mark.parametrize(
+    "tool,args,label",
+    [
+        ("publish_panel", {"image_id": "img_p3", "caption": "x"}, "Publish panel 3"),
+        ("generate_image", {"prompt": "a pig"}, "Draw panel 4"),
+        ("publish_panel", {"image_id": "img_gone", "caption": "x"}, "Publish a panel"),
+    ],
+)
+def test_the_waiting_notice_names_the_step_as_a_person_would(
+    client, alice, episode, tool, args, label
+):
+    """Issue 29: the notice showed the admins' reason, "publish_panel (call_1): …"."""
+    three_panels(episode)
+    parked_call(episode, tool=tool, args=args)
+    client.force_login(alice)
+    body = client.get(f"/sessions/{episode.id}/").content.decode()
+    notice = body.split('id="session-notice"')[1].split("</div>")[0]
+    assert f'data-parked-step="{tool}">{label}<' in notice
+    assert "call_1" not in notice and tool not in notice.replace(f'"{tool}"', "")
+    with translation.override("zh-hans"):
+        zh = client.get(f"/sessions/{episode.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "Publish" not in zh.content.decode().split('id="session-notice"')[1].split("</div>")[0]
+
+
+def test_the_prompt_box_is_closed_while_parked_saying_why(client, alice, episode):
+    client.force_login(alice)
+    idle = client.get(f"/sessions/{episode.id}/").content.decode()
+    assert re.search(r'<p id="prompt-parked"[^>]* hidden>', idle)
+    assert not re.search(r'<textarea name="text"[^>]* disabled', idle)
+    accepted = prompt_submit(session=episode, user=alice, text="hello")
+    park_operation(accepted.operation_id)
+    body = client.get(f"/sessions/{episode.id}/").content.decode()
+    assert re.search(r'<textarea name="text"[^>]* disabled></textarea>', body)
+    assert 'data-action="send" disabled' in body
+    why = re.search(r'<p id="prompt-parked"([^>]*)>([^<]+)</p>', body)
+    assert "hidden" not in why[1] and "admin" in why[2]
+    assert "studio/prompt-lock.js" in body  # keeps it in step with the live controls
 
 
 def test_the_rewound_branch_stays_in_sight_grey(client, alice):

@@ -120,7 +120,8 @@ def test_pi_and_claude_code_files_import_from_the_page(client, alice):
         response = upload(client, (FIXTURES / path).read_bytes(), name=Path(path).name)
         assert response.status_code == 302, response.content[:500]
     titles = set(ComicSession.objects.filter(owner=alice).values_list("title", flat=True))
-    assert titles == {"猪猪侠大战超人强", "Kung fu pig panels, then a cat"}
+    # an import is told apart from its source by its title
+    assert titles == {"猪猪侠大战超人强 (imported)", "Kung fu pig panels, then a cat (imported)"}
     for session in ComicSession.objects.filter(owner=alice):
         assert client.get(f"/sessions/{session.id}/").status_code == 200
 

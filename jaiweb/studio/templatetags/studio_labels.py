@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 
+from jaiweb.render import selectors as render_selectors
 from jaiweb.studio import labels
 
 register = template.Library()
@@ -37,3 +38,10 @@ def permission_mode_label(mode: str) -> str:
 @register.filter
 def draw_offer(reply: str) -> tuple[str, str] | None:
     return labels.draw_offer(reply)
+
+
+@register.filter
+def credits_level(balance: int, cost: int) -> str:
+    """ "out", "last" (one panel left) or "ok": what the balance hint next to a paid button
+    says (``jaiweb.render.selectors.credits_level``)."""
+    return render_selectors.credits_level(balance=int(balance), cost=int(cost))

@@ -7,12 +7,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.render.selectors import wallet_balance
+from jaiweb.render.selectors import credits_view, wallet_balance
+from jaiweb.render.services import MAX_REQUEST, PANEL_COST, credit_request_create
 from jaiweb.sessions.status import session_status
 from jaiweb.store.reading import node_read_mark
 from jaiweb.store.rows import index_of
@@ -156,7 +158,8 @@ def inspector_context(
     active = branch_rows(session=session, lazy=True)
     state = app_state_at(session=session, rows=path)
     leaf = active[-1].entry if active else None
-    steps = inspector_steps(turn, leaf_id=session.leaf_id or "")
+    before = app_state_at(session=session, rows=path[: len(path) - len(turn)])
+    steps = inspector_steps(turn, leaf_id=session.leaf_id or "", before=before)
     prompt = turn_prompt(turn)
     # continuing from the leaf, or from the node the leaf rewound to, does nothing
     is_leaf = leaf is not None and (
@@ -188,6 +191,9 @@ def inspector_context(
         "has_reply": any(s.kind == "reply" for s in steps),
         "kept": kept or {},
         "max_prompt_chars": settings.JAIWEB_MAX_PROMPT_CHARS,
+        # the balance by the regenerate button, whose reply may draw paid panels
+        "balance": wallet_balance(user=session.owner_id),
+        "panel_cost": PANEL_COST,
         # drawn with the rest, not fetched after it: a part that grows once the inspector
         # is on screen moves the buttons under it while the pointer is on its way
         **node_labels_context(session_id=session.id, entry_id=entry_id, can_edit=owner),
@@ -200,11 +206,39 @@ INSPECTOR_STEPS = 60  # the last steps of a very long turn shown in the inspecto
 @login_required
 @require_safe
 def credits_history(request: HttpRequest) -> HttpResponse:
-    ctx = {
-        "balance": wallet_balance(user=request.user),
+    """My credits: the balance, the monthly top-up, how to ask for more, and the ledger."""
+    return render(request, "studio/credits.html", _credits_context(request))
+
+
+def _credits_context(request: HttpRequest, **more: Any) -> dict[str, Any]:
+    view = credits_view(user=request.user)
+    return {
+        "balance": view.balance,
+        "credits": view,
+        "panel_cost": PANEL_COST,
+        "max_request": MAX_REQUEST,
         "ledger": credit_rows(user=request.user),
+        **more,
     }
-    return render(request, "studio/credits.html", ctx)
+
+
+@login_required
+@require_POST
+def credits_ask(request: HttpRequest) -> HttpResponse:
+    """Ask an admin for more credits: a request the recovery inbox lists. Asking again while
+    one is open changes nothing (the open one stands)."""
+    text = request.POST.get("amount", "").strip()
+    message = request.POST.get("message", "")
+    amount = int(text) if text.isdigit() and len(text) <= 6 else 0
+    try:
+        credit_request_create(user=request.user, amount=amount, message=message)
+    except ValueError:
+        error = _("Ask for 1 to %(max)s credits, with a message of at most 500 characters.") % {
+            "max": MAX_REQUEST
+        }
+        context = _credits_context(request, ask_error=error, asked=text, message=message)
+        return render(request, "studio/credits.html", context, status=422)
+    return redirect(reverse("studio-credits") + "#ask-credits")
 
 
 @require_safe

@@ -20,6 +20,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 
 from jaiweb.store.transfer import (
+    IMPORTED_TITLE,
     BundleTooLarge,
     ImportConflict,
     ImportRefused,
@@ -89,7 +90,9 @@ def _import(request: HttpRequest) -> HttpResponse:
         return _page(request, error=_limit_text(), status=413)
     try:
         # Lines end at "\n" only, as for the command and the API: the same line numbers.
-        session = session_import(owner=request.user, lines=io.BytesIO(upload.read()))
+        session = session_import(
+            owner=request.user, lines=io.BytesIO(upload.read()), title_format=str(IMPORTED_TITLE)
+        )
     except ImportRefused as exc:
         error = _("Line %(line)s: %(reason)s. Nothing was imported.") % {
             "line": exc.line_no,
