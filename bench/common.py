@@ -352,17 +352,21 @@ def run_each_backend(
 ) -> None:
     """Run ``script`` once per pass in a child process with this process's own arguments,
     then the pass's options and ``extra`` (given last, so they win)."""
+    failed = []
     for run in passes or default_passes(args):
         print(f"\n[{run.label}] {load()}", flush=True)
         overrides = {**dict(run.options), **(extra or {})}
         options = [f"--{name.replace('_', '-')}={value}" for name, value in overrides.items()]
         command = [sys.executable, script, *sys.argv[1:], *options, "--backend", run.backend]
-        subprocess.run(command, check=False)
+        if subprocess.run(command, check=False).returncode != 0:
+            failed.append(run.label)
     if not getattr(args, "database_url", None):
         print(
             "\n[postgresql] skipped: name a scratch database with --database-url or "
             f"${DATABASE_ENV}"
         )
+    if failed:
+        raise SystemExit(f"{Path(script).name}: these passes failed: {', '.join(failed)}")
 
 
 def bench_main(

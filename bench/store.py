@@ -65,6 +65,13 @@ PROMPTS = [
 CHARACTERS = ["猪猪侠", "波比", "超人强", "菲菲"]
 
 
+
+def db_datetime(value):
+    """A datetime as the ORM itself would store it, for the raw SQL this bench sends."""
+    from django.db import connection
+
+    return connection.ops.adapt_datetimefield_value(value)
+
 def realistic(i: int, eid: str, parent: str | None, ts: datetime):
     """The i-th entry of a realistic 9-entry cycle; an app_state is the 8th of each cycle."""
     n = i // 9 + 1
@@ -438,7 +445,7 @@ def _check_ladder(args: argparse.Namespace, owner) -> None:
     connection.ensure_connection()
     conn = connection.connection  # the product's own file, connection and tables
     n, runs = args.appends, args.runs
-    now = appends.db_datetime(timezone.now())
+    now = db_datetime(timezone.now())
 
     def run(rung: str, tag: str) -> float:
         session = session_create(owner=owner, title=f"ladder {tag}")
@@ -457,7 +464,7 @@ def _check_ladder(args: argparse.Namespace, owner) -> None:
                     "seq": seq,
                     "type": e.type,
                     "payload": e.model_dump_json(),
-                    "ts": appends.db_datetime(e.timestamp),
+                    "ts": db_datetime(e.timestamp),
                 }
             )
             leaf = e.id
@@ -517,7 +524,7 @@ class SqlAlone:
 
         from jaiweb.store import appends
 
-        now = appends.db_datetime(timezone.now())
+        now = db_datetime(timezone.now())
         params, leaf = [], None
         for e in entries:
             params.append(
@@ -530,7 +537,7 @@ class SqlAlone:
                     "no": False,
                     "type": e.type,
                     "payload": e.model_dump_json(),
-                    "ts": appends.db_datetime(e.timestamp),
+                    "ts": db_datetime(e.timestamp),
                 }
             )
             leaf = e.id
