@@ -6,6 +6,7 @@ from jaiweb.studio.views import (
     branch_writes,
     compare,
     files,
+    lettering,
     pages,
     sessions,
     share_links,
@@ -100,6 +101,16 @@ urlpatterns = [
         "sessions/<str:session_id>/permission-mode",
         writes.permission_mode_view,
         name="studio-permission-mode",
+    ),
+    path(
+        "sessions/<str:session_id>/panels/<str:entry_id>/lettering",
+        lettering.lettering_view,
+        name="studio-lettering",
+    ),
+    path(
+        "sessions/<str:session_id>/page-layout",
+        lettering.page_layout_view,
+        name="studio-page-layout",
     ),
     path("sessions/<str:session_id>/episode.html", files.episode_export, name="studio-episode"),
     path(
