@@ -32,6 +32,7 @@ CONTRACT = {
     ("GET", "/api/v1/wallet"),
     ("GET", "/api/v1/sessions/{session_id}/export"),
     ("GET", "/api/v1/sessions/{session_id}/comic"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/lettering"),
 }
 # Paths beyond docs/ARCHITECTURE.md §12 (issue 16's branch tools, API parity), each on purpose.
 BEYOND_CONTRACT = {
@@ -53,6 +54,10 @@ BEYOND_CONTRACT = {
     ("POST", "/api/v1/sessions/{session_id}/share-links"),
     ("DELETE", "/api/v1/sessions/{session_id}/share-links/{link_id}"),
     ("POST", "/api/v1/sessions/import"),
+    # issue 30: a panel's lettering read back, and the page layout and order
+    ("GET", "/api/v1/sessions/{session_id}/entries/{entry_id}/lettering"),
+    ("GET", "/api/v1/sessions/{session_id}/page"),
+    ("POST", "/api/v1/sessions/{session_id}/page"),
 }
 
 
