@@ -533,7 +533,8 @@ class LetteringOut(Schema):
     entry_id: str
     caption: str
     speech: list[BubbleOut]
-    edited: bool
+    edited: bool = Field(description="whether the words were edited (else the script's)")
+    number: int = Field(description="the panel's place in reading order, from 1")
 
 
 class PageIn(BodyIn):

@@ -38,7 +38,7 @@ def comic_panels_at(*, session: ComicSession, leaf_id: str | None = None) -> lis
     return panels
 
 
-def _lettering_out(panel: ComicPanel, edited: bool) -> dict[str, Any]:
+def _lettering_out(panel: ComicPanel, edited: bool, number: int) -> dict[str, Any]:
     lettering = panel.lettering
     speech = []
     for index, (name, words) in enumerate(lettering.speech):
@@ -50,6 +50,7 @@ def _lettering_out(panel: ComicPanel, edited: bool) -> dict[str, Any]:
         "caption": lettering.caption,
         "speech": speech,
         "edited": edited,
+        "number": number,
     }
 
 
@@ -60,11 +61,11 @@ def panel_lettering_at(
     were moved) and whether it was edited; ``UnknownEntry`` for a panel not on it."""
     node = leaf_id or session.leaf_id
     panels = comic_panels_at(session=session, leaf_id=node)
-    panel = next((p for p in panels if p.entry_id == entry_id), None)
-    if panel is None:
+    number = next((i for i, p in enumerate(panels, 1) if p.entry_id == entry_id), None)
+    if number is None:
         raise UnknownEntry(entry_id)
     edited = entry_id in lettering_in(app_state_at(session=session, leaf_id=node))
-    return _lettering_out(panel, edited)
+    return _lettering_out(panels[number - 1], edited, number)
 
 
 def page_at(*, session: ComicSession, leaf_id: str | None = None) -> dict[str, Any]:

@@ -71,6 +71,7 @@ def test_an_edit_is_free_shows_in_the_export_and_a_rewind_brings_the_old_words_b
         "caption": "Pig-Man licks the giant lollipop",
         "speech": [{"character": "猪猪侠", "text": "好甜！", "x": 0.25, "y": 0.1}],
         "edited": True,
+        "number": 1,
     }
     assert wallet_balance(user=alice.pk) == balance  # nothing charged, nothing drawn
     drawn.refresh_from_db()

@@ -22,6 +22,9 @@ from journal.lettering import BUBBLES_MAX, CAPTION_MAX, SPEECH_MAX
 from journal.pages import Lettering
 
 
+CLOSED_EDITOR = '<div id="lettering-editor" class="lettering-editor" hx-swap-oob="true"></div>'
+
+
 def _place(raw: str, field: str) -> float | None:
     """A place typed in percent, as the fraction the state keeps."""
     if not raw.strip():
@@ -70,6 +73,8 @@ def lettering_view(request: HttpRequest, session_id: str, entry_id: str) -> Http
         current = panel_lettering_at(session=session, entry_id=entry_id)
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
+    if request.method == "GET" and request.GET.get("close"):
+        return HttpResponse("")
     if request.method == "GET":
         lettering = Lettering(
             current["caption"],
@@ -86,6 +91,8 @@ def lettering_view(request: HttpRequest, session_id: str, entry_id: str) -> Http
             "leaf_id": session.leaf_id or "",
             "caption_max": CAPTION_MAX,
             "speech_max": SPEECH_MAX,
+            "opened": request.GET.get("from", "caption")[:20],
+            "number": current["number"],
         }
         return render(request, "studio/strip/lettering-editor.html", context)
     try:
@@ -99,7 +106,10 @@ def lettering_view(request: HttpRequest, session_id: str, entry_id: str) -> Http
         raise Http404("no such panel on the active branch") from None
     except StoreError as exc:
         return _refusal(request, session, exc)
-    return _done(request, session)
+    response = _done(request, session)
+    if response.status_code == 200 and not response.has_header("Location"):
+        response.content += CLOSED_EDITOR.encode()  # saved: the editor closes
+    return response
 
 
 @login_required
