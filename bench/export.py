@@ -53,9 +53,11 @@ def branch_of(panels: int):
 
     user = get_user_model().objects.create_user(f"bench{panels}", password="bench-pass-1")
     credits_grant(user=user, amount=10 * panels + 100)
-    session = session_create(owner=user, title=f"{panels} panels", initial_app_state=dict(
-        characters=STATE, permission_mode="auto"
-    ))
+    session = session_create(
+        owner=user,
+        title=f"{panels} panels",
+        initial_app_state=dict(characters=STATE, permission_mode="auto"),
+    )
     renderer = LocalRenderer()
     start = timezone.now()
     leaf = None

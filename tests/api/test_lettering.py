@@ -93,9 +93,10 @@ def test_the_layout_and_order_are_state_and_exports_follow_them(drawn, as_alice)
     assert r.json()["layout"] == "splash" and r.json()["order"] == [second, first]
     out = as_alice.get(f"/sessions/{drawn.id}/comic", format="pdf")
     assert out["X-Comic-Pages"] == "2"  # one panel a page
-    assert as_alice.get(f"/sessions/{drawn.id}/comic", format="pdf", layout="2x2")[
-        "X-Comic-Pages"
-    ] == "1"
+    assert (
+        as_alice.get(f"/sessions/{drawn.id}/comic", format="pdf", layout="2x2")["X-Comic-Pages"]
+        == "1"
+    )
 
 
 TOO_LONG_CAPTION = "x" * (CAPTION_MAX + 1)
@@ -148,9 +149,7 @@ def test_script_tags_are_kept_as_words_and_escaped_on_the_page(drawn, as_alice, 
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
-def test_a_stale_leaf_is_409_another_users_session_or_an_unknown_panel_404(
-    drawn, as_alice, as_bob
-):
+def test_a_stale_leaf_is_409_another_users_session_or_an_unknown_panel_404(drawn, as_alice, as_bob):
     first = panels_of(as_alice, drawn.id)[0]
     count = entry_count(drawn)
     path = f"/sessions/{drawn.id}/entries/{first}/lettering"

@@ -69,6 +69,10 @@ def download(page, url: str) -> bytes:
     return r.body()
 
 
+def caption_of(figure) -> str:
+    return figure.locator('[data-lettering="caption"]').inner_text()
+
+
 def bubble_words(figure) -> str:
     """The words of a panel's bubbles as drawn (each bubble's lines run together)."""
     return " ".join(figure.locator("svg.lettering text").all_text_contents())
@@ -105,9 +109,7 @@ def test_the_articles_story_as_a_comic_with_lettering_you_can_edit(shared_studio
     images = {img.get_attribute("src") for img in panels(page).locator("img").all()}
     form.locator('[data-action="save-lettering"]').click()
     wait_until(
-        lambda: NEW_CAPTION in panels(page).first.locator('[data-lettering="caption"]').inner_text(),
-        10,
-        "the new caption on the panel",
+        lambda: NEW_CAPTION in caption_of(panels(page).first), 10, "the new caption on the panel"
     )
     lollipop = panels(page).first
     assert "Sweetpower!好甜！" in bubble_words(lollipop).replace(" ", "")
@@ -121,8 +123,7 @@ def test_the_articles_story_as_a_comic_with_lettering_you_can_edit(shared_studio
     wait_page_at_leaf(page, session_id)
     panels(page).last.locator('[data-action="continue-panel"]').click()
     wait_until(
-        lambda: panels(page).first.locator('[data-lettering="caption"]').inner_text()
-        == old_caption,
+        lambda: caption_of(panels(page).first) == old_caption,
         10,
         "the old caption back after the rewind",
     )

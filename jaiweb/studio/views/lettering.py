@@ -21,7 +21,6 @@ from journal.errors import UnknownEntry
 from journal.lettering import BUBBLES_MAX, CAPTION_MAX, SPEECH_MAX
 from journal.pages import Lettering
 
-
 CLOSED_EDITOR = '<div id="lettering-editor" class="lettering-editor" hx-swap-oob="true"></div>'
 
 
