@@ -530,6 +530,7 @@ class BubbleOut(Schema):
 
 
 class LetteringOut(Schema):
+    leaf_id: str | None = Field(description="the node read at: after an edit, the new leaf")
     entry_id: str
     caption: str
     speech: list[BubbleOut]

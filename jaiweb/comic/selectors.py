@@ -65,7 +65,7 @@ def panel_lettering_at(
     if number is None:
         raise UnknownEntry(entry_id)
     edited = entry_id in lettering_in(app_state_at(session=session, leaf_id=node))
-    return _lettering_out(panels[number - 1], edited, number)
+    return {"leaf_id": node, **_lettering_out(panels[number - 1], edited, number)}
 
 
 def page_at(*, session: ComicSession, leaf_id: str | None = None) -> dict[str, Any]:

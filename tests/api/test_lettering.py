@@ -66,7 +66,9 @@ def test_an_edit_is_free_shows_in_the_export_and_a_rewind_brings_the_old_words_b
         },
     )
     assert r.status_code == 200, r.content
+    drawn.refresh_from_db()
     assert r.json() == {
+        "leaf_id": drawn.leaf_id,  # CONTRACT §6: the new leaf
         "entry_id": first,
         "caption": "Pig-Man licks the giant lollipop",
         "speech": [{"character": "猪猪侠", "text": "好甜！", "x": 0.25, "y": 0.1}],
