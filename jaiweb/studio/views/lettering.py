@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from jaiweb.comic.selectors import page_at, panel_layer, panel_lettering_at
+from jaiweb.comic.selectors import panel_layer, panel_lettering_at
 from jaiweb.comic.services import page_layout_set, panel_lettering_set
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.studio.views.access import own_session
@@ -114,33 +114,15 @@ def lettering_view(request: HttpRequest, session_id: str, entry_id: str) -> Http
 @login_required
 @require_POST
 def page_layout_view(request: HttpRequest, session_id: str) -> HttpResponse:
-    """Choose the page layout (``layout``), or move a panel one place earlier or later in
-    reading order (``move`` = ``<entry id>:earlier`` or ``:later``)."""
+    """Choose the page layout (``layout``) the exports and Read mode use. The reading
+    order is rearranged through the API (``POST /api/v1/sessions/{id}/page``)."""
     session = own_session(request, session_id, write=True)
-    layout = request.POST.get("layout") or None
-    order = None
-    move = request.POST.get("move", "")
     try:
-        if move:
-            order = _moved(session, move)
         page_layout_set(
             session=session,
-            layout=layout,
-            order=order,
+            layout=request.POST.get("layout", ""),
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
     except StoreError as exc:
         return _refusal(request, session, exc)
     return _done(request, session)
-
-
-def _moved(session, move: str) -> list[str]:
-    entry_id, _, way = move.rpartition(":")
-    order = page_at(session=session)["order"]
-    if entry_id not in order or way not in ("earlier", "later"):
-        raise InvalidEntry("move: name a panel on this branch and earlier or later")
-    at = order.index(entry_id)
-    to = at - 1 if way == "earlier" else at + 1
-    if 0 <= to < len(order):
-        order[at], order[to] = order[to], order[at]
-    return order
