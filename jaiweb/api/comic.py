@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from jaiweb.api.errors import ApiError
+from jaiweb.api.links import SESSION_IN_PATH, link, links
 from jaiweb.api.schemas import ErrorOut, LetteringIn, LetteringOut, PageIn, PageOut
 from jaiweb.comic.errors import ExportUnavailable
 from jaiweb.comic.exports import CONTENT_TYPES, NoSuchPage, comic_export
@@ -127,7 +128,23 @@ def edit_lettering(request: HttpRequest, session_id: str, entry_id: Id, body: Le
     return panel_lettering_at(session=session, entry_id=entry_id, leaf_id=None)
 
 
-@router.get("/sessions/{session_id}/page", response={200: PageOut, **E404})
+FIRST_PANEL = "$response.body#/order/0"
+
+
+@router.get(
+    "/sessions/{session_id}/page",
+    response={200: PageOut, **E404},
+    openapi_extra=links(
+        200,
+        ReadFirstLettering=link("read_lettering", entry_id=FIRST_PANEL, **SESSION_IN_PATH),
+        EditFirstLettering=link(
+            "edit_lettering",
+            {"speech": [{"character": "猪猪侠", "text": "好！", "x": 0.5, "y": 0.1}]},
+            entry_id=FIRST_PANEL,
+            **SESSION_IN_PATH,
+        ),
+    ),
+)
 def read_page(request: HttpRequest, session_id: str, at: Id | None = None):
     """How the branch at a node (default: the leaf) reads as pages: its layout and the
     panels' order (every panel on the branch, in reading order)."""
