@@ -189,6 +189,21 @@ def with_page(state: Mapping[str, Any], choice: PageChoice) -> dict:
     return {**state, "page": choice.model_dump(mode="json")}
 
 
+def edit_kind(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> str:
+    """What an ``app_state`` entry changed, for its label: ``lettering`` (a panel's
+    words), ``page`` (the layout or order) or ``characters`` (anything else: the cast,
+    the permission mode)."""
+    before = before or {}
+    rest = {k for k in set(before) | set(after) if k not in ("lettering", "page")}
+    if any(before.get(k) != after.get(k) for k in rest):
+        return "characters"
+    if before.get("lettering") != after.get("lettering"):
+        return "lettering"
+    if before.get("page") != after.get("page"):
+        return "page"
+    return "characters"
+
+
 T = TypeVar("T")
 
 

@@ -37,7 +37,7 @@ from django.db.models import Max, Q
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, parked_inputs
+from jaiweb.store.selectors import app_state_at, branch_rows, parked_inputs
 from journal.branches import effects_of
 from journal.entries import (
     AppStateEntry,
@@ -50,6 +50,7 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 from journal.errors import UnknownEntry
+from journal.lettering import edit_kind
 from journal.text import one_line
 
 PATH_HEAD = 2  # turns drawn at the root end of a long active path
@@ -158,6 +159,9 @@ class Turn:
     credits: int = 0  # charged by its panels (a fold of its tool results)
     waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
+    # for a turn that starts with a hand edit of the state: what it changed (characters,
+    # lettering: a panel's words, page: the comic's layout)
+    edited: str = "characters"
 
     kind = "node"
 
@@ -280,9 +284,29 @@ def _turns_of_lines(
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            if turn.tag == "state":
+                turn = _edited(session, turn, line.entries[a:b])
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
+
+
+def _edited(session: ComicSession, turn: Turn, entries: list[JournalEntry]) -> Turn:
+    """The turn, saying what its opening hand edit of the state changed (one query: the
+    state before it)."""
+    first = next((e for e in entries if isinstance(e, AppStateEntry)), None)
+    if first is None:
+        return turn
+    try:
+        before = (
+            app_state_at(session=session, leaf_id=first.parent_id)
+            if first.parent_id
+            else session.initial_app_state
+        )
+    except UnknownEntry:
+        return turn
+    what = edit_kind(before, first.value)
+    return turn if what == "characters" else replace(turn, edited=what)
 
 
 class _Marks:

@@ -12,6 +12,7 @@ from journal.lettering import (
     PageChoice,
     PanelLettering,
     UnreadableLettering,
+    edit_kind,
     in_order,
     lettering_in,
     page_choice,
@@ -87,3 +88,13 @@ def test_lettered_panels_take_the_state_s_words_and_order_else_the_script_s():
     ]
     unedited = lettered(path, lambda p: Lettering(f"script {p.prompt}"), None)
     assert [p.lettering.caption for p in unedited] == ["script p1", "script p2"]
+
+
+def test_an_edit_is_named_by_what_it_changed():
+    base = {"characters": {"猪猪侠": {"mood": "平静"}}, "permission_mode": "ask"}
+    words = with_lettering(base, "r_1", PanelLettering(caption="new"))
+    pages = with_page(words, PageChoice(layout="splash"))
+    assert edit_kind(base, words) == "lettering"
+    assert edit_kind(words, pages) == "page"
+    assert edit_kind(pages, {**pages, "permission_mode": "auto"}) == "characters"
+    assert edit_kind(None, base) == "characters"

@@ -49,6 +49,8 @@ def test_the_editor_saves_the_words_for_free_and_the_strip_shows_them(client, al
     assert Entry.objects.filter(session=drawn).count() == rows + 1
     drawn.refresh_from_db()
     assert app_state_at(session=drawn)["lettering"][panel]["caption"] == "<b>new</b> caption"
+    tree = client.get(f"/sessions/{drawn.id}/").content.decode()
+    assert "a panel&#x27;s words changed" in tree or "a panel's words changed" in tree
 
 
 @pytest.mark.parametrize(
