@@ -104,3 +104,20 @@ def test_the_page_layout_is_chosen_in_the_strip(client, alice, drawn):
         **HX,
     )
     assert bad.status_code == 422
+
+
+def test_a_shared_branch_shows_the_words_as_edited_at_its_node(client, alice, drawn):
+    from jaiweb.comic.services import panel_lettering_set
+    from jaiweb.store.shares import share_link_create
+
+    panel = first_panel(drawn)
+    panel_lettering_set(
+        session=drawn,
+        entry_id=panel,
+        edit={"caption": "Shared <i>caption</i>", "speech": [{"text": "Hello reader"}]},
+        expected_leaf_id=drawn.leaf_id,
+    )
+    _, token = share_link_create(session_id=drawn.id)
+    page = client.get(f"/s/{token}/").content.decode()
+    assert "Shared &lt;i&gt;caption&lt;/i&gt;" in page and "Hello reader" in page
+    assert "hx-get" not in page.split('class="strip-page"')[1]  # nothing to edit there

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
+from jaiweb.comic.selectors import panel_layers
 from jaiweb.render.selectors import images_by_id
 from jaiweb.sessions import limits
 from jaiweb.store.errors import ShareLinkNotFound
-from jaiweb.store.selectors import branch_rows
+from jaiweb.store.selectors import app_state_at, branch_rows
 from jaiweb.store.shares import share_link_open, share_panel_ref
 from jaiweb.studio.selectors import strip_panels
 from jaiweb.studio.views.files import comic_file, panel_file
@@ -38,7 +41,11 @@ def _opened(token: str):
         session, leaf = share_link_open(token=token)
     except ShareLinkNotFound:
         raise Http404("no such share link") from None
-    return session, strip_panels(branch_rows(session=session, leaf_id=leaf))
+    rows = branch_rows(session=session, leaf_id=leaf)
+    panels = strip_panels(rows)
+    state = app_state_at(session=session, rows=rows)
+    layers = panel_layers(session=session, panels=panels, state=state)
+    return session, [replace(p, layer=layers[p.entry_id]) for p in panels]
 
 
 @require_safe
