@@ -7,8 +7,12 @@ so that the shell can measure with the font it draws with. Nothing here reads a 
 a clock: the same path, lettering and measure give the same pages.
 
 Geometry is in page pixels: a page is A4 at 150 dots per inch. The art of a frame keeps
-the local renderer's 8:5 shape (other pictures fit inside it, never cropped); the
-lettering goes in a box under it.
+the local renderer's 8:5 shape (other pictures fit inside it, never cropped); the caption
+goes in a box under it and the speech bubbles over it (``bubbles_over``), the same layer
+the studio draws over every backend's picture.
+
+The words, the layout and the order can be edited (``journal.lettering``): what is read
+here is the script's words unless the app state at the node says otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from journal.entries import AssistantMessage, Entry, MessageEntry, ToolResultMessage
+from journal.lettering import DEFAULT_LAYOUT as DEFAULT_LAYOUT
+from journal.lettering import LAYOUT_NAMES, PanelLettering, in_order, lettering_in, page_choice
 
 PAGE_WIDTH = 1240
 PAGE_HEIGHT = 1754
@@ -55,8 +61,15 @@ LAYOUTS: dict[str, Layout] = {
         Layout("splash", columns=1, rows=1, font_size=34, min_caption=200),
     )
 }
-# Four panels a page: big enough to read a caption, few enough pages for a short episode.
-DEFAULT_LAYOUT = "2x2"
+assert tuple(LAYOUTS) == LAYOUT_NAMES  # the state's names are the layouts drawn
+# Four panels a page (``DEFAULT_LAYOUT``): big enough to read a caption, few enough pages
+# for a short episode.
+BUBBLE_SCALE = 0.8  # a bubble's font size, of the layout's lettering size
+BUBBLE_PAD = 0.45  # a bubble's inner margin, in its font sizes
+BUBBLE_WIDEST = 0.46  # a bubble's greatest width, of the picture's
+BUBBLE_TALLEST = 0.5  # a bubble's greatest height, of the picture's
+BUBBLE_TOP = 0.05  # where a bubble the layer places sits, down the picture
+TAIL = 0.12  # how far a bubble's tail reaches below it, of the picture's height
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,21 +85,40 @@ class PathPanel:
 
 @dataclass(frozen=True, slots=True)
 class Lettering:
-    """What a reader reads on a panel: its caption, then who says what."""
+    """What a reader reads on a panel: its caption, then who says what, and where each
+    bubble sits on the picture (its centre across and top down, fractions of the picture;
+    None, or no place given: the layer places it)."""
 
     caption: str = ""
     speech: tuple[tuple[str, str], ...] = ()
+    places: tuple[tuple[float, float] | None, ...] = ()
 
     def paragraphs(self) -> list[str]:
-        """The caption, then one paragraph per speech line (``name: words``)."""
-        said = [f"{name}: {words}" if name else words for name, words in self.speech if words]
-        return ([self.caption] if self.caption.strip() else []) + said
+        """The caption, as the paragraphs of the box under the picture."""
+        return [self.caption] if self.caption.strip() else []
+
+    def bubble_texts(self) -> list[str]:
+        """Each bubble's words, ``name: words`` when a speaker is named."""
+        return [f"{name}: {words}" if name else words for name, words in self.speech if words]
+
+    def place_of(self, index: int) -> tuple[float, float] | None:
+        return self.places[index] if index < len(self.places) else None
+
+    @classmethod
+    def edited(cls, edit: PanelLettering) -> Lettering:
+        """The lettering an edit in the app state gives."""
+        return cls(
+            edit.caption,
+            tuple((b.character, b.text) for b in edit.speech),
+            tuple(None if b.x is None or b.y is None else (b.x, b.y) for b in edit.speech),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class ComicPanel:
     image_id: str | None  # None: drawn as an empty frame
     lettering: Lettering
+    entry_id: str = ""  # the panel's entry: what its edited lettering and order are kept by
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +130,18 @@ class Box:
 
 
 @dataclass(frozen=True, slots=True)
+class PlacedBubble:
+    """A speech bubble over a frame's picture: its box, its lines, and its tail's tip."""
+
+    box: Box
+    font_size: int
+    line_height: int
+    pad: int
+    lines: tuple[str, ...]
+    tail: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
 class Frame:
     number: int  # the panel's place on the branch, from 1
     panel: ComicPanel
@@ -105,7 +149,8 @@ class Frame:
     caption: Box
     font_size: int
     line_height: int
-    lines: tuple[str, ...]  # the lettering, broken to the caption box's width
+    lines: tuple[str, ...]  # the caption, broken to the caption box's width
+    bubbles: tuple[PlacedBubble, ...] = ()  # the speech, over the picture
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +219,9 @@ def paginate(panels: Sequence[ComicPanel], layout: str, measure: Measure) -> lis
                 size=chosen.font_size,
                 measure=measure,
             )
+            bubbles = bubbles_over(
+                panel.lettering, art, round(chosen.font_size * BUBBLE_SCALE), measure
+            )
             frames.append(
                 Frame(
                     start + offset + 1,
@@ -183,10 +231,104 @@ def paginate(panels: Sequence[ComicPanel], layout: str, measure: Measure) -> lis
                     chosen.font_size,
                     line_height,
                     tuple(lines),
+                    bubbles,
                 )
             )
         pages.append(Page(len(pages) + 1, PAGE_WIDTH, PAGE_HEIGHT, tuple(frames)))
     return pages
+
+
+def bubbles_over(
+    lettering: Lettering, art: Box, size: int, measure: Measure
+) -> tuple[PlacedBubble, ...]:
+    """The lettering's speech bubbles placed over a picture drawn in ``art``: each at its
+    place when it has one, else side by side near the top in the speakers' order; its words
+    broken to the bubble's width (an ellipsis past its greatest height), its box kept
+    inside the picture, its tail pointing down towards the speaker."""
+    texts = lettering.bubble_texts()
+    if not texts:
+        return ()
+    pad = max(round(size * BUBBLE_PAD), 2)
+    line_height = round(size * LINE_SPACING)
+    slot = art.width / len(texts)
+    widest = int(min(art.width * BUBBLE_WIDEST, slot - pad))
+    tallest = int(art.height * BUBBLE_TALLEST)
+    placed = []
+    for index, text in enumerate(texts):
+        inner = max(widest - 2 * pad, size)
+        lines = fit_lines(
+            [text],
+            width=inner,
+            max_lines=max((tallest - 2 * pad) // line_height, 1),
+            size=size,
+            measure=measure,
+        )
+        width = min(
+            max(max((measure(line, size) for line in lines), default=0) + 2 * pad, 3 * size),
+            art.width,
+        )
+        width = round(width)
+        height = min(len(lines) * line_height + 2 * pad, art.height)
+        place = lettering.place_of(index)
+        if place is None:
+            centre = art.x + slot * (index + 0.5)
+            top = art.y + art.height * BUBBLE_TOP
+        else:
+            centre = art.x + art.width * place[0]
+            top = art.y + art.height * place[1]
+        left = round(min(max(centre - width / 2, art.x), art.x + art.width - width))
+        top = round(min(max(top, art.y), art.y + art.height - height))
+        tip_x = left + width // 2
+        tip_y = min(top + height + int(art.height * TAIL), art.y + art.height)
+        placed.append(
+            PlacedBubble(
+                Box(left, top, width, height), size, line_height, pad, tuple(lines), (tip_x, tip_y)
+            )
+        )
+    return tuple(placed)
+
+
+def tail_points(bubble: PlacedBubble) -> list[tuple[int, int]]:
+    """A bubble's tail: a narrow triangle from its bottom edge to its tip (none when the
+    tip is not below the bubble: an empty list)."""
+    box = bubble.box
+    base = box.y + box.height
+    if bubble.tail[1] <= base:
+        return []
+    half = max(min(box.width // 8, bubble.font_size // 2), 3)
+    middle = box.x + box.width // 2
+    return [(middle - half, base - 2), bubble.tail, (middle + half, base - 2)]
+
+
+def bubble_baseline(bubble: PlacedBubble, line: int) -> int:
+    """Where the ``line``-th line of a bubble's words sits (its baseline)."""
+    return bubble.box.y + bubble.pad + bubble.font_size + line * bubble.line_height - 2
+
+
+def lettered(
+    panels: Sequence[PathPanel],
+    scripted: Callable[[PathPanel], Lettering],
+    state: dict | None,
+    images: Callable[[PathPanel], str | None] = lambda p: p.image_id,
+) -> list[ComicPanel]:
+    """The comic's panels: a path's panels in the order the app state ``state`` chose, each
+    with its edited lettering when the state has one, else its script's (``scripted``)."""
+    edits = lettering_in(state)
+    chosen = page_choice(state)
+    ordered = in_order(list(panels), chosen.order, key=lambda p: p.entry_id)
+    return [
+        ComicPanel(
+            images(p),
+            Lettering.edited(edits[p.entry_id]) if p.entry_id in edits else scripted(p),
+            p.entry_id,
+        )
+        for p in ordered
+    ]
+
+
+def layout_in(state: dict | None) -> str:
+    """The page layout an app state chose (the default when none)."""
+    return page_choice(state).layout
 
 
 def _cells(layout: Layout) -> list[tuple[Box, Box]]:

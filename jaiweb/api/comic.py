@@ -12,15 +12,21 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from jaiweb.api.errors import ApiError
-from jaiweb.api.schemas import ErrorOut
+from jaiweb.api.links import SESSION_IN_PATH, link, links
+from jaiweb.api.schemas import ErrorOut, LetteringIn, LetteringOut, PageIn, PageOut
 from jaiweb.comic.errors import ExportUnavailable
 from jaiweb.comic.exports import CONTENT_TYPES, NoSuchChapter, NoSuchPage, comic_export
+from jaiweb.comic.selectors import page_at, panel_lettering_at
+from jaiweb.comic.services import page_layout_set, panel_lettering_set
 from jaiweb.sessions.access import session_for
 from journal.chapters import CHAPTERS_MAX
 from journal.jsonvalues import Id
-from journal.pages import DEFAULT_LAYOUT, LAYOUTS
+from journal.pages import LAYOUTS
 
 router = Router(tags=["sessions"])
+
+E404 = {401: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 Format = Literal["png", "pdf", "cbz"]
 LayoutName = Literal["2x2", "3-tier", "strip", "splash"]
@@ -70,12 +76,13 @@ def export_comic(
     session_id: str,
     format: Format,
     leaf_id: Id | None = None,
-    layout: LayoutName = DEFAULT_LAYOUT,
+    layout: LayoutName | None = None,
     page: int = Query(1, ge=1, le=MAX_PAGE),
     chapter: int | None = Query(None, ge=1, le=CHAPTERS_MAX),
 ):
-    """The branch root → ``leaf_id`` (default: the leaf) as a comic: its panels in order,
-    laid out in ``layout``, each with its caption and speech; no narration, no costs.
+    """The branch root → ``leaf_id`` (default: the leaf) as a comic: its panels in the order
+    chosen at that node, laid out in ``layout`` (default: the layout chosen there, else
+    2x2), each with its lettering (as edited); no narration, no costs.
     ``chapter``: only that chapter of the branch (numbered from 1 in path order, as
     ``GET /sessions/{id}/chapters`` lists them), from its start to the next one's.
     Made on request, in one worker thread (docs/EXPORTS.md has the figures)."""
@@ -99,3 +106,74 @@ def export_comic(
     response["Content-Disposition"] = f'attachment; filename="{comic.filename}"'
     response["X-Comic-Pages"] = str(comic.page_count)
     return response
+
+
+@router.get(
+    "/sessions/{session_id}/entries/{entry_id}/lettering", response={200: LetteringOut, **E404}
+)
+def read_lettering(request: HttpRequest, session_id: str, entry_id: Id, at: Id | None = None):
+    """A panel's lettering at a node (default: the leaf): its caption and bubbles, as
+    edited or else as its script says; 404 when the panel is not on that branch."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return panel_lettering_at(session=session, entry_id=entry_id, leaf_id=at)
+
+
+@router.post(
+    "/sessions/{session_id}/entries/{entry_id}/lettering",
+    response={200: LetteringOut, **E409},
+)
+def edit_lettering(request: HttpRequest, session_id: str, entry_id: Id, body: LetteringIn):
+    """Change a panel's caption, its bubbles' words or their places (``speech`` names every
+    bubble, in order): an ``app_state`` entry at the leaf; nothing is drawn or charged, and
+    a rewind brings the old words back. 404 when the panel is not on the branch; 409
+    unless idle, or when ``expected_leaf_id`` (default: the leaf as it is now) is stale."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    edit = body.model_dump(include={"caption", "speech"}, exclude_none=True)
+    panel_lettering_set(
+        session=session,
+        entry_id=entry_id,
+        edit=edit,
+        expected_leaf_id=body.expected_leaf_id or session.leaf_id,
+    )
+    session.refresh_from_db(fields=["leaf_id"])
+    return panel_lettering_at(session=session, entry_id=entry_id, leaf_id=None)
+
+
+FIRST_PANEL = "$response.body#/order/0"
+
+
+@router.get(
+    "/sessions/{session_id}/page",
+    response={200: PageOut, **E404},
+    openapi_extra=links(
+        200,
+        ReadFirstLettering=link("read_lettering", entry_id=FIRST_PANEL, **SESSION_IN_PATH),
+        EditFirstLettering=link(
+            "edit_lettering",
+            {"speech": [{"character": "猪猪侠", "text": "好！", "x": 0.5, "y": 0.1}]},
+            entry_id=FIRST_PANEL,
+            **SESSION_IN_PATH,
+        ),
+    ),
+)
+def read_page(request: HttpRequest, session_id: str, at: Id | None = None):
+    """How the branch at a node (default: the leaf) reads as pages: its layout and the
+    panels' order (every panel on the branch, in reading order)."""
+    session = session_for(user=request.auth, session_id=session_id)
+    return page_at(session=session, leaf_id=at)
+
+
+@router.post("/sessions/{session_id}/page", response={200: PageOut, **E409})
+def set_page(request: HttpRequest, session_id: str, body: PageIn):
+    """Choose the page layout, the panels' order (entry ids; those left out follow in the
+    branch's order), or both: app state, so a rewind brings the old pages back; 422 for an
+    id that is no panel on the branch; 409 unless idle or when the leaf is stale."""
+    session = session_for(user=request.auth, session_id=session_id, write=True)
+    page_layout_set(
+        session=session,
+        layout=body.layout,
+        order=body.order,
+        expected_leaf_id=body.expected_leaf_id or session.leaf_id,
+    )
+    session.refresh_from_db(fields=["leaf_id"])
+    return page_at(session=session, leaf_id=None)

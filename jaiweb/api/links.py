@@ -43,4 +43,9 @@ def entry_links(pointer: str) -> dict[str, dict]:
         "RegenerateEntry": link("regenerate_reply", {}, entry_id=entry, **SESSION_IN_PATH),
         "CherryPickEntry": link("cherry_pick_panel", {}, entry_id=entry, **SESSION_IN_PATH),
         "ShareEntry": link("create_share_link", {"leaf_id": entry}, **SESSION_IN_PATH),
+        "ReadLettering": link("read_lettering", entry_id=entry, **SESSION_IN_PATH),
+        "EditLettering": link(
+            "edit_lettering", {"caption": "新的旁白"}, entry_id=entry, **SESSION_IN_PATH
+        ),
+        "PageAtEntry": link("read_page", at=entry, **SESSION_IN_PATH),
     }

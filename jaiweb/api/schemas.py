@@ -25,6 +25,7 @@ from jaiweb.agent.tools.character import max_length
 from journal.appstate import IMAGE_ID_PATTERN, AppState, Seed
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
 from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
+from journal.lettering import BUBBLES_MAX, CAPTION_MAX, NAME_MAX, ORDER_MAX, SPEECH_MAX
 from journal.records import Record
 from journal.recovery import Verdict
 
@@ -525,3 +526,71 @@ class ImportRefusedOut(ErrorOut):
     line: int | None = Field(
         default=None, description="import_refused: the line (1, 2, …) of the first problem"
     )
+
+
+# --- the comic's layer: lettering and pages (journal.lettering) ----------------------------
+
+CaptionText = stripped_text(
+    CAPTION_MAX,
+    f"the caption: 1 to {CAPTION_MAX} characters as sent, not only whitespace; "
+    f"{KEPT_STRIPPED}; {TEXT_RULE}",
+)
+BubbleText = stripped_text(
+    SPEECH_MAX,
+    f"the bubble's words: 1 to {SPEECH_MAX} characters as sent, not only whitespace; "
+    f"{KEPT_STRIPPED}; {TEXT_RULE}",
+)
+Place = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class BubbleIn(BodyIn):
+    character: Annotated[
+        str, StringConstraints(max_length=NAME_MAX), AfterValidator(check_text)
+    ] = Field(default="", description="who speaks (empty: nobody named)")
+    text: BubbleText
+    x: Place | None = Field(
+        default=None, description="the bubble's centre across the picture, from 0 to 1"
+    )
+    y: Place | None = Field(default=None, description="the bubble's top down the picture, 0 to 1")
+
+
+class LetteringIn(BodyIn):
+    """A panel's lettering changed: the caption, the bubbles (every one, in order), or both."""
+
+    caption: CaptionText | None = None
+    speech: list[BubbleIn] | None = Field(default=None, max_length=BUBBLES_MAX)
+    expected_leaf_id: Id | None = Field(
+        default=None, description="the leaf the caller saw; refused (409) when it moved"
+    )
+
+
+class BubbleOut(Schema):
+    character: str
+    text: str
+    x: float | None = None
+    y: float | None = None
+
+
+class LetteringOut(Schema):
+    leaf_id: str | None = Field(description="the node read at: after an edit, the new leaf")
+    entry_id: str
+    caption: str
+    speech: list[BubbleOut]
+    edited: bool = Field(description="whether the words were edited (else the script's)")
+    number: int = Field(description="the panel's place in reading order, from 1")
+
+
+class PageIn(BodyIn):
+    """How the branch reads as pages: a layout, the panels' order (entry ids), or both."""
+
+    layout: Literal["2x2", "3-tier", "strip", "splash"] | None = None
+    order: list[Id] | None = Field(default=None, max_length=ORDER_MAX)
+    expected_leaf_id: Id | None = Field(
+        default=None, description="the leaf the caller saw; refused (409) when it moved"
+    )
+
+
+class PageOut(Schema):
+    entry_id: str | None
+    layout: str
+    order: list[str]

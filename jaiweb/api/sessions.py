@@ -50,6 +50,8 @@ def session_links(session_id: str) -> dict[str, dict]:
         "ListEntries": link("list_entries", session_id=session_id),
         "RenameSession": link("rename_session", session_id=session_id),
         "DeleteSession": link("delete_session", session_id=session_id),
+        "ReadPage": link("read_page", session_id=session_id),
+        "ChoosePage": link("set_page", {"layout": "strip"}, session_id=session_id),
     }
 
 

@@ -17,9 +17,10 @@ from typing import Any
 from xml.etree import ElementTree
 
 from jaiweb.comic.fonts import LetteringFont
-from journal.pages import PAGE_DPI, Box, Frame, Page
+from journal.pages import PAGE_DPI, Box, Frame, Page, bubble_baseline, tail_points
 
 BORDER = 4  # a frame's border, in page pixels
+BUBBLE_LINE = 3  # a speech bubble's outline, in page pixels
 EMPTY_FILL = (238, 238, 238)  # a frame whose picture is missing
 INK = (0, 0, 0)
 PT_PER_PX = 72 / PAGE_DPI
@@ -58,9 +59,34 @@ def _centred(box: Box, picture) -> tuple[int, int]:
     return box.x + (box.width - picture.width) // 2, box.y + (box.height - picture.height) // 2
 
 
+def _draw_bubbles(draw, frame: Frame, font: LetteringFont) -> None:
+    for bubble in frame.bubbles:
+        box = bubble.box
+        tail = tail_points(bubble)
+        if tail:
+            draw.polygon(tail, fill="white", outline=INK, width=BUBBLE_LINE)
+        draw.rounded_rectangle(
+            (box.x, box.y, box.x + box.width, box.y + box.height),
+            radius=bubble.font_size // 2 + bubble.pad,
+            fill="white",
+            outline=INK,
+            width=BUBBLE_LINE,
+        )
+        face = _font(font.path, font.index, bubble.font_size)
+        for i, line in enumerate(bubble.lines):
+            draw.text(
+                (box.x + box.width // 2, bubble_baseline(bubble, i)),
+                line,
+                font=face,
+                fill=INK,
+                anchor="ms",
+            )
+
+
 def draw_page(page: Page, pictures: Pictures, font: LetteringFont, *, lettered: bool = True):
     """The page as an RGB Pillow image: white, each frame's picture fitted in its art box
-    (an empty frame is grey), a black border, the lettering under it."""
+    (an empty frame is grey), a black border, the speech bubbles over the picture and the
+    caption under it."""
     from PIL import Image, ImageDraw
 
     canvas = Image.new("RGB", (page.width, page.height), "white")
@@ -76,6 +102,7 @@ def draw_page(page: Page, pictures: Pictures, font: LetteringFont, *, lettered: 
             (art.x, art.y, art.x + art.width, art.y + art.height), outline=INK, width=BORDER
         )
         if lettered:
+            _draw_bubbles(draw, frame, font)
             face = _font(font.path, font.index, frame.font_size)
             for i, line in enumerate(frame.lines):
                 draw.text(
@@ -131,12 +158,39 @@ def comic_pdf(
                 )
             pdf.set_draw_color(*INK)
             pdf.rect(x, y, w, h, style="D")
-            pdf.set_font("lettering", size=frame.font_size * PT_PER_PX)
             pdf.set_text_color(*INK)
+            _pdf_bubbles(pdf, frame)
+            pdf.set_font("lettering", size=frame.font_size * PT_PER_PX)
             for i, line in enumerate(frame.lines):
                 pdf.text(frame.caption.x * PT_PER_PX, baseline(frame, i) * PT_PER_PX, line)
     assert pdf is not None, "a comic has at least one page"
     return bytes(pdf.output())
+
+
+def _pdf_bubbles(pdf, frame: Frame) -> None:
+    """The frame's speech bubbles as vector shapes with their words as text."""
+    pdf.set_line_width(BUBBLE_LINE * PT_PER_PX)
+    pdf.set_fill_color(255, 255, 255)
+    for bubble in frame.bubbles:
+        box = bubble.box
+        tail = tail_points(bubble)
+        if tail:
+            pdf.polygon([(x * PT_PER_PX, y * PT_PER_PX) for x, y in tail], style="DF")
+        pdf.rect(
+            box.x * PT_PER_PX,
+            box.y * PT_PER_PX,
+            box.width * PT_PER_PX,
+            box.height * PT_PER_PX,
+            style="DF",
+            round_corners=True,
+            corner_radius=(bubble.font_size // 2 + bubble.pad) * PT_PER_PX,
+        )
+        pdf.set_font("lettering", size=bubble.font_size * PT_PER_PX)
+        middle = box.x + box.width / 2
+        for i, line in enumerate(bubble.lines):
+            half = pdf.get_string_width(line) / 2
+            pdf.text(middle * PT_PER_PX - half, bubble_baseline(bubble, i) * PT_PER_PX, line)
+    pdf.set_line_width(BORDER * PT_PER_PX)
 
 
 def _entry(name: str, compress: int) -> zipfile.ZipInfo:

@@ -28,14 +28,15 @@ from jaiweb.render.panel.script import parse
 from jaiweb.render.selectors import images_by_id
 from jaiweb.store.models import ComicSession
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows, chapters_at
+from jaiweb.store.selectors import app_state_at, branch_rows, chapters_at
 from journal.chapters import chapter_numbered
 from journal.pages import (
-    DEFAULT_LAYOUT,
     ComicPanel,
     Lettering,
     Page,
     PathPanel,
+    layout_in,
+    lettered,
     paginate,
     panels_on,
 )
@@ -78,20 +79,24 @@ def _panel_rows(rows: list[StoredEntry]) -> list[StoredEntry]:
     return kept
 
 
-def _path_panels(session: ComicSession, leaf_id: str | None) -> tuple[list[PathPanel], Any]:
+def _path_panels(
+    session: ComicSession, leaf_id: str | None, *, with_state: bool = False
+) -> tuple[list[PathPanel], Any, dict | None]:
+    """The path's panels, the node's time and (``with_state``) the app state at the node."""
     rows = list(branch_rows(session=session, leaf_id=leaf_id))
     panels = panels_on([r.entry for r in _panel_rows(rows)])
     when = rows[-1].entry.timestamp if rows else session.created_at
-    return panels, when
+    state = app_state_at(session=session, rows=rows) if with_state else None
+    return panels, when, state
 
 
-def _prompt_of_placed(session: ComicSession, panel: PathPanel) -> str:
+def prompt_of_placed(session: ComicSession, panel: PathPanel) -> str:
     """The prompt a placed panel was first drawn from, found on its origin's branch."""
     for _ in range(PICKED_DEPTH):
         if panel.from_entry_id is None:
             return panel.prompt
         try:
-            origins, _when = _path_panels(session, panel.from_entry_id)
+            origins, _when, _state = _path_panels(session, panel.from_entry_id)
         except LookupError:  # the origin is not in this session: no words to show
             return ""
         if not origins or origins[-1].entry_id != panel.from_entry_id:
@@ -119,39 +124,41 @@ def _chapter(session: ComicSession, leaf_id: str | None, number: int) -> tuple[s
 
 def comic_panels(
     *, session: ComicSession, leaf_id: str | None, chapter: int | None = None
-) -> tuple[list[ComicPanel], Any]:
-    """The panels of root → ``leaf_id`` (default: the session's leaf) as readers see them,
-    each with its lettering, and when the path's last entry was written. The one list the
-    exports and the reading view (share page, episode page, Read mode) are drawn from.
-    ``chapter``: only that chapter's panels (``NoSuchChapter`` when the branch has no such
-    chapter). ``UnknownEntry`` for a node not in the session. Panels whose image is not the
-    owner's are left as empty frames."""
-    path, when = _path_panels(session, leaf_id)
+) -> tuple[list[ComicPanel], str, Any]:
+    """The comic's panels on root → ``leaf_id`` (default: the session's leaf) in the order
+    the app state there chose, each with its lettering (edited, else its script's); the
+    layout the state chose; and the node's time. The one list the exports and the reading
+    view (share page, episode page, Read mode) are drawn from. ``chapter``: only that
+    chapter's panels (``NoSuchChapter`` when the branch has no such chapter).
+    ``UnknownEntry`` for a node not in the session. Panels whose image is not the owner's
+    are left as empty frames."""
+    path, when, state = _path_panels(session, leaf_id, with_state=True)
     if chapter is not None:
         inside, _title = _chapter(session, leaf_id, chapter)
         path = [p for p in path if p.entry_id in inside]
     owned = images_by_id(ids=sorted({p.image_id for p in path}), owner_id=session.owner_id)
-    panels = [
-        ComicPanel(
-            p.image_id if p.image_id in owned else None,
-            lettering_of(_prompt_of_placed(session, p) if p.from_entry_id else p.prompt),
-        )
-        for p in path
-    ]
-    return panels, when
+    panels = lettered(
+        path,
+        lambda p: lettering_of(prompt_of_placed(session, p) if p.from_entry_id else p.prompt),
+        state,
+        lambda p: p.image_id if p.image_id in owned else None,
+    )
+    return panels, layout_in(state), when
 
 
 def comic_pages(
     *,
     session: ComicSession,
     leaf_id: str | None,
-    layout: str = DEFAULT_LAYOUT,
+    layout: str | None = None,
     chapter: int | None = None,
 ) -> tuple[list[Page], ComicMeta]:
-    """The pages of root → ``leaf_id`` (default: the session's leaf) in ``layout``, and the
-    file's metadata; ``chapter``: only that chapter's panels, titled with it.
-    ``UnknownEntry`` for a node not in the session; ``ValueError`` for an unknown layout."""
-    panels, when = comic_panels(session=session, leaf_id=leaf_id, chapter=chapter)
+    """The pages of root → ``leaf_id`` (default: the session's leaf) in ``layout`` (default:
+    the one the app state at that node chose), and the file's metadata; ``chapter``: only
+    that chapter's panels, titled with it. ``UnknownEntry`` for a node not in the session;
+    ``ValueError`` for an unknown layout."""
+    panels, chosen, when = comic_panels(session=session, leaf_id=leaf_id, chapter=chapter)
+    layout = layout or chosen
     title = session.title
     if chapter is not None:
         title = f"{session.title} · {_chapter(session, leaf_id, chapter)[1]}"
@@ -187,13 +194,13 @@ def comic_export(
     session: ComicSession,
     leaf_id: str | None,
     format: str,
-    layout: str = DEFAULT_LAYOUT,
+    layout: str | None = None,
     page: int = 1,
     chapter: int | None = None,
 ) -> ComicFile:
     """The comic of root → ``leaf_id`` as ``format``: ``png`` is page ``page`` alone
     (``NoSuchPage`` past the last), ``pdf`` one PDF page per page, ``cbz`` every page as a
-    PNG with ``ComicInfo.xml``."""
+    PNG with ``ComicInfo.xml``. ``layout`` defaults to the one chosen at that node."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
     pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout, chapter=chapter)

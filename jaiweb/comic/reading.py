@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from jaiweb.comic.exports import comic_panels
 from jaiweb.store.models import ComicSession
-from journal.pages import DEFAULT_LAYOUT, ComicPanel, Layout, layout_named
+from journal.pages import ComicPanel, Layout, layout_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +60,6 @@ class Reading:
         return replace(self, pages=pages)
 
 
-def session_layout(*, session: ComicSession, leaf_id: str | None = None) -> str:
-    """The page layout the session reads in. Every session reads in the default layout
-    until a session can choose its own; this is the one place that answers it."""
-    return DEFAULT_LAYOUT
-
-
 def reading_pages(panels: list[ComicPanel], layout: Layout) -> tuple[ReadPage, ...]:
     """``panels`` in reading order, ``layout.per_page`` to a page."""
     frames = [
@@ -86,8 +80,8 @@ def reading_of(
     *, session: ComicSession, leaf_id: str | None = None, layout: str | None = None
 ) -> Reading:
     """The branch root → ``leaf_id`` (default: the session's leaf) as pages in ``layout``
-    (default: the session's own). ``UnknownEntry`` for a node not in the session,
-    ``ValueError`` for an unknown layout."""
-    chosen = layout_named(layout or session_layout(session=session, leaf_id=leaf_id))
-    panels, _when = comic_panels(session=session, leaf_id=leaf_id)
+    (default: the one the app state at that node chose). ``UnknownEntry`` for a node not
+    in the session, ``ValueError`` for an unknown layout."""
+    panels, own, _when = comic_panels(session=session, leaf_id=leaf_id)
+    chosen = layout_named(layout or own)
     return Reading(chosen, reading_pages(panels, chosen))

@@ -317,6 +317,19 @@ def _state_append(
     return state
 
 
+def state_to_edit(*, session: ComicSession, expected_leaf_id: str | None) -> AppState:
+    """The app state a hand edit starts from: the leaf's, when the session is idle and the
+    caller saw that leaf (``SessionBusy``, ``SessionParked``, ``StaleLeaf`` otherwise)."""
+    return _state_now(session, expected_leaf_id)
+
+
+def state_edit_append(
+    *, session: ComicSession, state: dict, expected_leaf_id: str | None, now: datetime | None = None
+) -> dict:
+    """Append a hand-edited app state at the leaf the caller saw, and tell the watchers."""
+    return _state_append(session, state, expected_leaf_id, now or timezone.now())
+
+
 def character_set(
     *,
     session: ComicSession,

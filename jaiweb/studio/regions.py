@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.translation import gettext_lazy
 
 from jaiweb.live.push import regions_answered
 from jaiweb.render.backends import backend_label
@@ -26,9 +27,25 @@ from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
 from jaiweb.studio.pass_counts import read_count
-from jaiweb.studio.selectors import back_target_of, characters_of, run_view, strip_view
+from jaiweb.studio.selectors import (
+    back_target_of,
+    characters_of,
+    run_view,
+    strip_lettered,
+    strip_view,
+)
 from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
+from journal.lettering import LAYOUT_NAMES
+from journal.pages import layout_in
+
+# How each page layout is named in the strip's choice (journal.pages.LAYOUTS).
+LAYOUT_LABELS = {
+    "2x2": gettext_lazy("2×2 (four panels a page)"),
+    "3-tier": gettext_lazy("3 tiers (six panels a page)"),
+    "strip": gettext_lazy("Strip (two panels a page)"),
+    "splash": gettext_lazy("Splash (one panel a page)"),
+}
 
 REGIONS = (
     "tree",
@@ -52,7 +69,9 @@ def studio_context(
         **_run_part(session, state, operation),
         "tree_items": active_path_view(session, rows),
         "back_target": back_target_of(session=session, rows=rows),
-        "strip": strip_view(rows, session=session),
+        "strip": strip_lettered(strip_view(rows, session=session), session=session, state=state),
+        "layout": layout_in(state),
+        "layouts": [(name, LAYOUT_LABELS[name]) for name in LAYOUT_NAMES],
         # no query for the owner row
         "balance": wallet_balance(user=session.owner_id) if balance is None else balance,
     }

@@ -17,6 +17,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from jaiweb.agent.state import AppState, UnreadableAppState
 from jaiweb.comic.reading import Reading, reading_of
+from jaiweb.comic.selectors import panel_layers
 from jaiweb.render.models import Image, LedgerEntry
 from jaiweb.render.selectors import images_by_id, ledger_for
 from jaiweb.sessions.access import may_see
@@ -58,6 +59,8 @@ class Panel:
     continue_id: str | None = None
     # put here from another branch (a cherry-pick's ``place_panel``), not drawn here
     picked: bool = False
+    from_entry_id: str | None = None  # a picked panel's origin
+    layer: Any = None  # the lettering drawn over and under it (``strip_lettered``)
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -145,6 +148,12 @@ def strip_view(
         for p in panels
     ]
     return Strip(panels, panels[0].entry_id if earlier else None)
+
+
+def strip_lettered(strip: Strip, *, session: ComicSession, state: dict | None) -> Strip:
+    """The strip with each panel's lettering layer (``state``: the app state at the leaf)."""
+    layers = panel_layers(session=session, panels=strip.panels, state=state)
+    return replace(strip, panels=[replace(p, layer=layers[p.entry_id]) for p in strip.panels])
 
 
 def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, str]:
@@ -290,7 +299,19 @@ def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
             prompt, narration = calls.get(message.tool_call_id, ("", ""))
             panels.append(Panel(image, row.entry_id, prompt, narration, asked, image in published))
         elif (image := _image_of(row, "place_panel")) is not None:
-            panels.append(Panel(image, row.entry_id, "", "", "", image in published, picked=True))
+            origin = message.details.get("from_entry_id")
+            panels.append(
+                Panel(
+                    image,
+                    row.entry_id,
+                    "",
+                    "",
+                    "",
+                    image in published,
+                    picked=True,
+                    from_entry_id=origin if isinstance(origin, str) else None,
+                )
+            )
     return panels
 
 

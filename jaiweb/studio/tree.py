@@ -52,6 +52,7 @@ from journal.entries import (
 )
 from journal.entries import Entry as JournalEntry
 from journal.errors import UnknownEntry
+from journal.lettering import edit_kind
 from journal.text import one_line
 
 PATH_HEAD = 2  # turns drawn at the root end of a long active path
@@ -162,6 +163,9 @@ class Turn:
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
     chapter: Chapter | None = None  # the chapter that starts in it (journal/chapters.py)
     chapters_only: bool = False  # a state turn that changed the chapter marks alone
+    # for a turn that starts with a hand edit of the state: what it changed (characters,
+    # lettering: a panel's words, page: the comic's layout)
+    edited: str = "characters"
 
     kind = "node"
 
@@ -292,7 +296,9 @@ def _turns_of_lines(
             if turn.tag == "state" and _chapters_only(line.entries[a:b], before):
                 turn = replace(turn, chapters_only=True)
             elif turn.tag == "state":
-                turn = replace(turn, label=_edited(session, line, a, b))
+                turn = _edit_kind_of(session, turn, line.entries[a:b])
+                if turn.edited == "characters":
+                    turn = replace(turn, label=_edited(session, line, a, b))
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out
@@ -327,6 +333,24 @@ def _chapters_only(entries: list[JournalEntry], before: dict[str, dict | None]) 
         if rest != {k: v for k, v in prior.items() if k != CHAPTERS_KEY}:
             return False
     return True
+
+
+def _edit_kind_of(session: ComicSession, turn: Turn, entries: list[JournalEntry]) -> Turn:
+    """The turn, saying what its opening hand edit of the state changed (one query: the
+    state before it)."""
+    first = next((e for e in entries if isinstance(e, AppStateEntry)), None)
+    if first is None:
+        return turn
+    try:
+        before = (
+            app_state_at(session=session, leaf_id=first.parent_id)
+            if first.parent_id
+            else session.initial_app_state
+        )
+    except UnknownEntry:
+        return turn
+    what = edit_kind(before, first.value)
+    return turn if what == "characters" else replace(turn, edited=what)
 
 
 class _Marks:

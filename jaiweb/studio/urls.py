@@ -7,6 +7,7 @@ from jaiweb.studio.views import (
     branch_writes,
     compare,
     files,
+    lettering,
     pages,
     reading,
     sessions,
@@ -118,6 +119,16 @@ urlpatterns = [
         "sessions/<str:session_id>/permission-mode",
         writes.permission_mode_view,
         name="studio-permission-mode",
+    ),
+    path(
+        "sessions/<str:session_id>/panels/<str:entry_id>/lettering",
+        lettering.lettering_view,
+        name="studio-lettering",
+    ),
+    path(
+        "sessions/<str:session_id>/page-layout",
+        lettering.page_layout_view,
+        name="studio-page-layout",
     ),
     path("sessions/<str:session_id>/episode.html", files.episode_export, name="studio-episode"),
     path(

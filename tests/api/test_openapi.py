@@ -32,6 +32,7 @@ CONTRACT = {
     ("GET", "/api/v1/wallet"),
     ("GET", "/api/v1/sessions/{session_id}/export"),
     ("GET", "/api/v1/sessions/{session_id}/comic"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/lettering"),
 }
 # Paths beyond docs/ARCHITECTURE.md §12 (issue 16's branch tools, API parity), each on purpose.
 BEYOND_CONTRACT = {
@@ -60,6 +61,10 @@ BEYOND_CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/back"),
     ("POST", "/api/v1/sessions/{session_id}/back"),
     ("POST", "/api/v1/wallet/requests"),
+    # issue 30: a panel's lettering read back, and the page layout and order
+    ("GET", "/api/v1/sessions/{session_id}/entries/{entry_id}/lettering"),
+    ("GET", "/api/v1/sessions/{session_id}/page"),
+    ("POST", "/api/v1/sessions/{session_id}/page"),
 }
 
 

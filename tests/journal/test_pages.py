@@ -14,11 +14,14 @@ from journal.pages import (
     LAYOUTS,
     PAGE_HEIGHT,
     PAGE_WIDTH,
+    Box,
     ComicPanel,
     Lettering,
+    bubbles_over,
     layout_named,
     paginate,
     panels_on,
+    tail_points,
     wrap,
 )
 from tests.journal.factories import at, panel, user
@@ -132,10 +135,33 @@ def test_no_panel_is_one_empty_page_and_an_unknown_layout_is_refused():
         layout_named("3x3")
 
 
-def test_the_lettering_is_the_caption_then_each_speech_line():
+def test_the_caption_goes_under_the_frame_and_each_speech_line_in_a_bubble_over_it():
     lettering = Lettering("猪猪侠吃下超级棒棒糖！", (("猪猪侠", "能量满满！"), ("", "嘿")))
-    assert lettering.paragraphs() == ["猪猪侠吃下超级棒棒糖！", "猪猪侠: 能量满满！", "嘿"]
+    assert lettering.paragraphs() == ["猪猪侠吃下超级棒棒糖！"]
+    assert lettering.bubble_texts() == ["猪猪侠: 能量满满！", "嘿"]
     assert Lettering("  ", ()).paragraphs() == []
+    frame = paginate([ComicPanel("img", lettering)], "2x2", mono)[0].frames[0]
+    assert frame.lines == ("猪猪侠吃下超级棒棒糖！",)
+    assert [b.lines for b in frame.bubbles] == [("猪猪侠: 能量满满！",), ("嘿",)]
+    art = frame.art
+    first, second = (b.box for b in frame.bubbles)
+    for box in (first, second):  # over the picture, inside it
+        assert art.x <= box.x and box.x + box.width <= art.x + art.width
+        assert art.y <= box.y and box.y + box.height <= art.y + art.height
+    assert first.x + first.width <= second.x  # side by side in the speakers' order
+
+
+@pytest.mark.parametrize("place", [(0.0, 0.0), (0.5, 0.5), (1.0, 1.0), (0.9, 0.2)])
+def test_a_moved_bubble_sits_at_its_place_and_never_leaves_the_picture(place):
+    lettering = Lettering("", (("猪猪侠", "word " * 60),), (place,))
+    bubble = bubbles_over(lettering, Box(100, 50, 640, 400), 20, mono)[0]
+    box = bubble.box
+    assert box.x >= 100 and box.x + box.width <= 740 and box.y >= 50
+    assert box.y + box.height <= 450 and bubble.lines[-1].endswith(ELLIPSIS)
+    if place == (0.5, 0.5):
+        assert box.x + box.width // 2 in (419, 420, 421) and box.y == 250
+    tail = tail_points(bubble)
+    assert not tail or all(50 <= y <= 450 for _x, y in tail)
 
 
 def test_english_breaks_between_words():

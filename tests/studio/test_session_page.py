@@ -51,7 +51,8 @@ def test_a_run_shows_in_tree_strip_and_credits(client, alice, episode):
     assert nodes == ["message"]  # one node for the turn, ending at the director's reply
     assert 'data-role="assistant"' in body and 'data-first-id="' in body
     assert body.count('data-active="true"') == len(nodes)
-    assert re.search(r'data-panel="img_[^"]+"[^>]*>\s*<img src="/panels/img_', body)
+    panel = r'data-panel="img_[^"]+"[^>]*>\s*<div class="art"><img src="/panels/img_'
+    assert re.search(panel, body)
     assert 'data-balance="90"' in body
     assert "<script>x</script>" not in body and "&lt;script&gt;x&lt;/script&gt;" in body
 

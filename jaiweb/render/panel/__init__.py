@@ -18,9 +18,10 @@ Everything that came from a user, a model or the state is escaped. The picture:
   winning, sadness); in a fight the opponent faces the hero, and a finishing move sends
   the opponent flying. The script's ``actor`` strikes and its ``target`` is the one hit
   and sent flying (``data-role`` ``actor`` / ``target`` and ``data-flying`` on the figure);
-* the caption box and speech bubbles from the script's caption and speech lines, each
-  text wrapped on word or CJK boundaries and shrunk to fit, the box grown (and the panel
-  with it) when even the smallest size needs more room: never cut, never "…".
+* no caption and no speech bubbles: those are the studio's lettering layer, drawn over
+  every backend's picture in the page and in exports (``journal.pages``), so they can be
+  edited without drawing the panel again. The caption still names the picture (its SVG
+  title and label); the name tags and a finishing move's burst are part of the art.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from jaiweb.render.panel.cast import (
     title,
 )
 from jaiweb.render.panel.script import Script, parse
-from jaiweb.render.panel.text import Fitted, attr, fit, text_block, xml
+from jaiweb.render.panel.text import attr, fit, text_block, xml
 from jaiweb.render.panel.variation import (
     LOOK_FIELDS,
     Dice,
@@ -52,13 +53,11 @@ from jaiweb.render.panel.variation import (
     own_seed,
     panel_seed,
 )
-from journal.cast import Ambiguous, Cast, fold
+from journal.cast import Ambiguous, Cast
 
 WIDTH = 640
 BASE_HEIGHT = 400
 MARGIN = 8
-CAPTION = {"largest": 18, "smallest": 10, "max_height": 68}
-BUBBLE = {"largest": 17, "smallest": 9, "max_height": 62, "widest": 270}
 MAX_CAST = 4
 FONTS = "'Noto Sans CJK SC','PingFang SC','Microsoft YaHei',sans-serif"
 
@@ -151,17 +150,10 @@ def draw_panel(params: dict[str, Any]) -> str:
     focus = _focus(cast, hero, opponent, staging.framing)
     frame = frame_for(dice, [_extent(m) for m in focus], staging.framing)
 
-    caption_text = script.shown_caption
-    caption = (
-        fit(caption_text, WIDTH - 2 * MARGIN - 20, CAPTION["max_height"],
-            largest=CAPTION["largest"], smallest=CAPTION["smallest"])
-        if caption_text else None
-    )  # fmt: skip
-    caption_h = caption.height + 14 if caption else 0.0
-    bubbles = _bubbles(script, cast, frame)
-    bubble_top = MARGIN + caption_h + (MARGIN if caption else 0)
-    bubble_h = max((b.fitted.height + 16 for b in bubbles), default=0.0)
-    feet = max(338.0, bubble_top + bubble_h + 18 + frame.up(178))
+    caption_text = script.shown_caption  # named on the picture, never drawn on it
+    # The stage stands where it stood when the lettering was drawn in the picture with no
+    # caption and no bubble: the words are the studio's layer now (journal.pages).
+    feet = max(338.0, MARGIN + 18 + frame.up(178))
     height = feet + 62
     cjk = any("\u4e00" <= c <= "\u9fff" for c in folded)
     time, weather = staging.time or "day", staging.weather or "clear"
@@ -197,14 +189,6 @@ def draw_panel(params: dict[str, Any]) -> str:
     for member in cast:
         if 0 <= frame.x(member.x) <= WIDTH:  # a close-up may leave a figure out of the shot
             parts.append(_name_tag(member, feet, frame))
-    for bubble in bubbles:
-        parts.append(bubble.svg(bubble_top, bubble_h, feet, frame))
-    if caption:
-        parts.append(
-            f'<rect x="{MARGIN}" y="{MARGIN}" width="{WIDTH - 2 * MARGIN}" '
-            f'height="{caption_h:.1f}" fill="#fff59d" stroke="#222" stroke-width="2.5"/>'
-        )
-        parts.append(text_block(caption, MARGIN + 10, MARGIN + 6, extra=' fill="#222"'))
     parts.append(
         f'<text x="{WIDTH - 6}" y="{height - 5:.0f}" text-anchor="end" font-size="9" '
         'fill="#555">local renderer · offline</text>'
@@ -435,70 +419,3 @@ def _name_tag(member: Member, feet: float, frame: Frame) -> str:
     return out
 
 
-# --- speech ------------------------------------------------------------------------------
-
-
-@dataclass
-class Bubble:
-    speaker: Member | None
-    fitted: Fitted
-    x: float  # centre
-    width: float
-    shout: bool
-
-    def svg(self, top: float, row: float, feet: float, frame: Frame) -> str:
-        h = self.fitted.height + 16
-        left = self.x - self.width / 2
-        fill = "#fffde7" if self.shout else "#fff"
-        out = [
-            f'<rect x="{left:.1f}" y="{top:.1f}" width="{self.width:.1f}" height="{h:.1f}" '
-            f'rx="16" fill="{fill}" stroke="#222" stroke-width="{3 if self.shout else 2.2}"/>'
-        ]
-        if self.speaker is not None:
-            s = self.speaker.look.scale
-            tip_x = frame.x(self.speaker.x)
-            tip_y = feet - frame.up(self.speaker.lift + 182 * s)
-            base = min(max(tip_x, left + 22), left + self.width - 22)
-            out.append(
-                f'<path d="M {base - 10:.1f} {top + h - 2:.1f} L {tip_x:.1f} {tip_y:.1f} '
-                f'L {base + 10:.1f} {top + h - 2:.1f} Z" fill="{fill}" stroke="#222" '
-                'stroke-width="2.2" stroke-linejoin="round"/>'
-                f'<path d="M {base - 9:.1f} {top + h - 2:.1f} L {base + 9:.1f} {top + h - 2:.1f}" '
-                f'stroke="{fill}" stroke-width="3"/>'
-            )
-        out.append(text_block(self.fitted, self.x, top + 8, anchor="middle",
-                              extra=' font-weight="bold"' if self.shout else ""))  # fmt: skip
-        return "".join(out)
-
-
-def _bubbles(script: Script, cast: list[Member], frame: Frame) -> list[Bubble]:
-    said = list(script.speech)[:3]
-    if not said:
-        return []
-    count = len(said)
-    room = WIDTH - 2 * MARGIN - 10 * (count - 1)
-    width = min(BUBBLE["widest"], room / count)
-    by_name = {m.name: m for m in cast}
-    bubbles = []
-    for name, words in said:
-        speaker = by_name.get(name) or next(
-            (m for m in cast if fold(name) in {fold(a) for a in m.look.aliases}), None
-        )
-        text = words if speaker is not None else f"{name}: {words}"
-        fitted = fit(text, width - 20, BUBBLE["max_height"],
-                     largest=BUBBLE["largest"], smallest=BUBBLE["smallest"])  # fmt: skip
-        inner = max(fitted.width + 24, 64)
-        x = frame.x(speaker.x) if speaker is not None else WIDTH - MARGIN - inner / 2
-        shout = speaker is not None and speaker.pose.body in ("finish", "fight")
-        bubbles.append(Bubble(speaker, fitted, x, min(width, inner), shout))
-    # side by side in the speakers' order, none over another, all inside the panel
-    bubbles.sort(key=lambda b: b.x)
-    right = MARGIN
-    for b in bubbles:
-        b.x = max(b.x, right + b.width / 2)
-        right = b.x + b.width / 2 + 10
-    left = WIDTH - MARGIN
-    for b in reversed(bubbles):
-        b.x = min(b.x, left - b.width / 2)
-        left = b.x - b.width / 2 - 10
-    return bubbles

@@ -20,7 +20,7 @@ from jaiweb.render.selectors import image_for_viewer
 from jaiweb.studio.selectors import episode_reading
 from jaiweb.studio.views.access import own_session
 from journal.errors import UnknownEntry
-from journal.pages import DEFAULT_LAYOUT, LAYOUTS
+from journal.pages import LAYOUTS
 
 
 @functools.cache
@@ -78,13 +78,14 @@ def panel_file(image, *, private: bool) -> FileResponse:
 
 def comic_file(request: HttpRequest, session, *, fmt: str, leaf_id: str | None) -> HttpResponse:
     """The branch root → ``leaf_id`` as a comic file in ``fmt``, laid out as the ``layout``
-    parameter says (``page`` for a PNG, ``chapter`` for one chapter of the branch); 404 for
-    an unknown format, layout, node, page or chapter,
-    503 with what to install when this server cannot draw one."""
-    layout = request.GET.get("layout") or DEFAULT_LAYOUT
+    parameter says (default: the layout chosen at that node; ``page`` for a PNG,
+    ``chapter`` for one chapter of the branch); 404 for an unknown format, layout, node,
+    page or chapter, 503 with what to install when this server cannot draw one."""
+    layout = request.GET.get("layout") or None
     page = request.GET.get("page") or "1"
     chapter = request.GET.get("chapter") or ""  # a chapter of the branch alone (from 1)
-    if fmt not in FORMATS or layout not in LAYOUTS or not page.isdigit() or len(page) > 6:
+    known = layout is None or layout in LAYOUTS
+    if fmt not in FORMATS or not known or not page.isdigit() or len(page) > 6:
         raise Http404("no such comic")
     if chapter and (not chapter.isdigit() or len(chapter) > 4):
         raise Http404("no such comic")

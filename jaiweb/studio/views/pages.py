@@ -28,6 +28,7 @@ from jaiweb.studio.selectors import (
     inspector_steps,
     node_labels_context,
     rewind_preview_of,
+    strip_lettered,
     strip_view,
     studio_reading,
     turn_prompt,
@@ -102,7 +103,9 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
         strip = strip_view(rows, before=before, session=session)
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
-    characters = characters_of(app_state_at(session=session, rows=rows))
+    state = app_state_at(session=session, rows=rows)
+    strip = strip_lettered(strip, session=session, state=state)
+    characters = characters_of(state)
     return render(
         request,
         "studio/strip/panels.html",

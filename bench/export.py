@@ -1,0 +1,169 @@
+"""Comic exports of a long branch: a 100-panel branch of the local renderer's SVG panels
+(ten of them with edited lettering) exported as a PDF and as a CBZ in a 2x2 layout.
+
+Prints each export's time, size and pages beside the time to read the panels' bytes
+from disk (the floor no export can go under), and the peak memory Python allocated
+during each export (tracemalloc) for a quarter of the branch and for all of it, to
+show how memory grows with the pages. docs/EXPORTS.md ("Time") has the last figures.
+
+    .venv/bin/python bench/export.py                  # 100 panels
+    .venv/bin/python bench/export.py --panels 40 --repeat 1
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.common import header, parser, scratch_django  # noqa: E402
+
+STATE = {"猪猪侠": {"buff": "超级棒棒糖(功夫大师)", "skill": "降龙十巴掌", "mood": "得意"}}
+SCENES = (
+    ("猪猪侠在武林大会擂台上对决超人强", "猪猪侠吃下超级棒棒糖，变身功夫大师！", "来吧！"),
+    ("迷糊老师在教室里讲课", "迷糊老师拿错了药瓶。", "这是棒棒糖吗？"),
+    ("Pig-Man walks in the park", "A quiet morning before the tournament.", "What a day!"),
+    ("使出绝招降龙十巴掌，一掌拍飞超人强！", "降龙十巴掌！超人强飞出了擂台。", "看招！"),
+)
+
+
+def branch_of(panels: int):
+    """A session whose branch holds ``panels`` panels, each a prompt, a generate_image call
+    and its result (rendered by the local renderer and kept as the owner's image)."""
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from jaiweb.render.backends.local import LocalRenderer
+    from jaiweb.render.panel.script import compose
+    from jaiweb.render.services import credits_grant, render_request
+    from jaiweb.store.services import entry_append, session_create
+    from journal.entries import (
+        AssistantMessage,
+        MessageEntry,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
+
+    user = get_user_model().objects.create_user(f"bench{panels}", password="bench-pass-1")
+    credits_grant(user=user, amount=10 * panels + 100)
+    session = session_create(
+        owner=user,
+        title=f"{panels} panels",
+        initial_app_state=dict(characters=STATE, permission_mode="auto"),
+    )
+    renderer = LocalRenderer()
+    start = timezone.now()
+    leaf = None
+    for i in range(panels):
+        scene, caption, said = SCENES[i % len(SCENES)]
+        prompt = compose(f"{scene} ({i + 1})", caption, (("猪猪侠", said),), lang="zh")
+        params = {"prompt": prompt, "characters": STATE, "seed": i}
+        image = render_request(user=user, key=f"bench-{panels}-{i}", params=params,
+                               renderer=renderer).image_id  # fmt: skip
+        at = start + timedelta(seconds=i)
+        call = ToolCall(id=f"c{i}", name="generate_image", arguments={"prompt": prompt})
+        entries = [
+            MessageEntry(id=f"u{i}", parent_id=leaf, timestamp=at,
+                         message=UserMessage(content=f"panel {i + 1}")),
+            MessageEntry(id=f"a{i}", parent_id=f"u{i}", timestamp=at,
+                         message=AssistantMessage(content="drawing", tool_calls=[call],
+                                                  stop_reason="tool_use")),
+            MessageEntry(id=f"r{i}", parent_id=f"a{i}", timestamp=at,
+                         message=ToolResultMessage(tool_call_id=f"c{i}",
+                                                   tool_name="generate_image",
+                                                   content="panel rendered",
+                                                   details={"image_id": image, "cost": 10})),
+        ]  # fmt: skip
+        entry_append(session_id=session.id, entries=entries, expected_leaf_id=leaf)
+        leaf = f"r{i}"
+    session.refresh_from_db()
+    return session
+
+
+def letter(session, count: int) -> None:
+    """Edit the lettering of ``count`` panels (an app_state entry each)."""
+    from jaiweb.comic.services import panel_lettering_set
+
+    for i in range(count):
+        session.refresh_from_db()
+        panel_lettering_set(
+            session=session,
+            entry_id=f"r{i * 7}",
+            edit={"caption": f"Edited caption {i}", "speech": [
+                {"character": "猪猪侠", "text": f"改过的台词 {i}", "x": 0.3, "y": 0.2}
+            ]},
+            expected_leaf_id=session.leaf_id,
+        )  # fmt: skip
+    session.refresh_from_db()
+
+
+def read_seconds(session) -> tuple[float, int]:
+    """Seconds to read every panel's bytes from disk, and how many bytes."""
+    from django.conf import settings
+
+    from jaiweb.comic.exports import comic_panels
+    from jaiweb.render.selectors import images_by_id
+
+    started = time.perf_counter()
+    panels, _layout, _when = comic_panels(session=session, leaf_id=None)
+    ids = [p.image_id for p in panels if p.image_id]
+    images = images_by_id(ids=ids, owner_id=session.owner_id)
+    size = sum(len((Path(settings.MEDIA_ROOT) / images[i].path).read_bytes()) for i in ids)
+    return time.perf_counter() - started, size
+
+
+def timed_export(session, fmt: str, repeat: int) -> tuple[list[float], int, int, int]:
+    """Each run's seconds, the file's size, its pages and the peak of Python's allocations."""
+    from jaiweb.comic.exports import comic_export
+
+    times, data, pages = [], b"", 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        out = comic_export(session=session, leaf_id=None, format=fmt, layout="2x2")
+        times.append(time.perf_counter() - started)
+        data, pages = out.data, out.page_count
+    tracemalloc.start()
+    again = comic_export(session=session, leaf_id=None, format=fmt, layout="2x2").data
+    _now, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert again == data, "an export of one node is the same bytes every time"
+    return times, len(data), pages, peak
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--panels", type=int, default=100, help="panels on the branch")
+    p.add_argument("--repeat", type=int, default=3, help="timed exports of each format")
+    args = p.parse_args()
+    header(args, f"a {args.panels}-panel branch of local SVG panels, 2x2, to PDF and CBZ")
+    with scratch_django("sqlite", args, prefix="jaiweb-export-"):
+        from jaiweb.comic.fonts import lettering_font
+
+        lettering_font()  # found once per process, as in a running studio
+        quarter = branch_of(max(args.panels // 4, 1))
+        whole = branch_of(args.panels)
+        letter(whole, min(10, args.panels // 7 + 1))
+        for session in (quarter, whole):
+            read, size = read_seconds(session)
+            panels = session.title.split()[0]
+            print(f"\n{panels} panels: reading the panels' bytes {read * 1000:.0f} ms "
+                  f"({size / 1e6:.1f} MB)")  # fmt: skip
+            for fmt in ("pdf", "cbz"):
+                times, length, pages, peak = timed_export(session, fmt, args.repeat)
+                print(
+                    f"  {fmt}: median {statistics.median(times):.2f} s "
+                    f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs), "
+                    f"{pages} pages, {length / 1e6:.2f} MB, peak Python memory "
+                    f"{peak / 1e6:.0f} MB; reading the bytes: {read:.2f} s"
+                )
+
+
+if __name__ == "__main__":
+    main()

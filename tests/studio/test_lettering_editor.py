@@ -1,0 +1,123 @@
+"""The strip's lettering layer and editor: the words over and under each panel, edited by
+a form (an app_state entry, no render), refused whole when the input is bad."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaiweb.render.selectors import wallet_balance
+from jaiweb.store.models import Entry
+from jaiweb.store.selectors import app_state_at
+from tests.support.comics import draw_panels
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def drawn(episode, media):
+    draw_panels(episode, ["猪猪侠吃下超级棒棒糖"])
+    return episode
+
+
+def first_panel(session) -> str:
+    from jaiweb.comic.selectors import page_at
+
+    return page_at(session=session)["order"][0]
+
+
+def test_the_editor_saves_the_words_for_free_and_the_strip_shows_them(client, alice, drawn):
+    client.force_login(alice)
+    panel = first_panel(drawn)
+    editor = client.get(f"/sessions/{drawn.id}/panels/{panel}/lettering?from=caption")
+    assert editor.status_code == 200
+    body = editor.content.decode()
+    assert 'name="caption"' in body and "autofocus" in body
+    balance = wallet_balance(user=alice.pk)
+    rows = Entry.objects.filter(session=drawn).count()
+    r = client.post(
+        f"/sessions/{drawn.id}/panels/{panel}/lettering",
+        {"caption": "<b>new</b> caption", "expected_leaf_id": drawn.leaf_id},
+        **HX,
+    )
+    assert r.status_code == 200
+    page = r.content.decode()
+    assert "&lt;b&gt;new&lt;/b&gt; caption" in page and "<b>new</b>" not in page
+    assert 'id="lettering-editor"' in page  # the editor closes
+    assert wallet_balance(user=alice.pk) == balance
+    assert Entry.objects.filter(session=drawn).count() == rows + 1
+    drawn.refresh_from_db()
+    assert app_state_at(session=drawn)["lettering"][panel]["caption"] == "<b>new</b> caption"
+    tree = client.get(f"/sessions/{drawn.id}/").content.decode()
+    assert "a panel&#x27;s words changed" in tree or "a panel's words changed" in tree
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        {"caption": "   "},
+        {"caption": "x" * 301},
+        {"caption": "a\x00b"},
+        {"caption": "fine", "speech-0-text": "", "speech-0-x": "10"},
+        {"caption": "fine", "speech-0-text": "ok", "speech-0-x": "101"},
+        {"caption": "fine", "speech-0-text": "ok", "speech-0-y": "far"},
+    ],
+)
+def test_bad_words_are_refused_and_nothing_is_written(client, alice, drawn, form):
+    client.force_login(alice)
+    panel = first_panel(drawn)
+    rows = Entry.objects.filter(session=drawn).count()
+    r = client.post(
+        f"/sessions/{drawn.id}/panels/{panel}/lettering",
+        {**form, "expected_leaf_id": drawn.leaf_id},
+        **HX,
+    )
+    assert r.status_code == 422, r.content
+    assert Entry.objects.filter(session=drawn).count() == rows
+
+
+def test_an_unknown_panel_or_another_users_session_is_404(client, alice, bob, drawn):
+    client.force_login(alice)
+    assert client.get(f"/sessions/{drawn.id}/panels/e_nope/lettering").status_code == 404
+    client.force_login(bob)
+    panel = first_panel(drawn)
+    assert client.get(f"/sessions/{drawn.id}/panels/{panel}/lettering").status_code == 404
+    r = client.post(f"/sessions/{drawn.id}/panels/{panel}/lettering", {"caption": "x"}, **HX)
+    assert r.status_code == 404
+
+
+def test_the_page_layout_is_chosen_in_the_strip(client, alice, drawn):
+    client.force_login(alice)
+    r = client.post(
+        f"/sessions/{drawn.id}/page-layout",
+        {"layout": "splash", "expected_leaf_id": drawn.leaf_id},
+        **HX,
+    )
+    assert r.status_code == 200
+    assert '<option value="splash" selected>' in r.content.decode()
+    drawn.refresh_from_db()
+    assert app_state_at(session=drawn)["page"]["layout"] == "splash"
+    bad = client.post(
+        f"/sessions/{drawn.id}/page-layout",
+        {"layout": "3x3", "expected_leaf_id": drawn.leaf_id},
+        **HX,
+    )
+    assert bad.status_code == 422
+
+
+def test_a_shared_branch_shows_the_words_as_edited_at_its_node(client, alice, drawn):
+    from jaiweb.comic.services import panel_lettering_set
+    from jaiweb.store.shares import share_link_create
+
+    panel = first_panel(drawn)
+    panel_lettering_set(
+        session=drawn,
+        entry_id=panel,
+        edit={"caption": "Shared <i>caption</i>", "speech": [{"text": "Hello reader"}]},
+        expected_leaf_id=drawn.leaf_id,
+    )
+    _, token = share_link_create(session_id=drawn.id)
+    page = client.get(f"/s/{token}/").content.decode()
+    assert "Shared &lt;i&gt;caption&lt;/i&gt;" in page and "Hello reader" in page
+    assert "hx-get" not in page.split('class="strip-page"')[1]  # nothing to edit there
