@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import header, parser, scratch_django  # noqa: E402
+from bench.common import figure, header, parser, scratch_django  # noqa: E402
 
 STATE = {"猪猪侠": {"buff": "超级棒棒糖(功夫大师)", "skill": "降龙十巴掌", "mood": "得意"}}
 SCENES = (
@@ -163,6 +163,15 @@ def main() -> None:
                     f"{pages} pages, {length / 1e6:.2f} MB, peak Python memory "
                     f"{peak / 1e6:.0f} MB; reading the bytes: {read:.2f} s"
                 )
+                if session is whole:
+                    figure(
+                        f"{fmt.upper()} export of a {panels}-panel branch (2x2)",
+                        statistics.median(times),
+                        read,
+                        unit="s",
+                        floor_name="reading the panels' bytes",
+                        target=None,
+                    )
 
 
 if __name__ == "__main__":
