@@ -28,7 +28,7 @@ from jaiweb.render.panel.script import parse
 from jaiweb.render.selectors import images_by_id
 from jaiweb.store.models import ComicSession
 from jaiweb.store.rows import StoredEntry, parse_rows
-from jaiweb.store.selectors import branch_rows
+from jaiweb.store.selectors import app_state_at, branch_rows
 from journal.pages import (
     DEFAULT_LAYOUT,
     ComicPanel,
@@ -38,6 +38,7 @@ from journal.pages import (
     paginate,
     panels_on,
 )
+from journal.variants import choices_of
 
 log = logging.getLogger("jaiweb.comic")
 
@@ -75,7 +76,9 @@ def _panel_rows(rows: list[StoredEntry]) -> list[StoredEntry]:
 
 def _path_panels(session: ComicSession, leaf_id: str | None) -> tuple[list[PathPanel], Any]:
     rows = list(branch_rows(session=session, leaf_id=leaf_id))
-    panels = panels_on([r.entry for r in _panel_rows(rows)])
+    # Of a variant set, the one chosen in the state at the node (journal/variants.py).
+    choices = choices_of(app_state_at(session=session, rows=rows))
+    panels = panels_on([r.entry for r in _panel_rows(rows)], choices)
     when = rows[-1].entry.timestamp if rows else session.created_at
     return panels, when
 

@@ -29,6 +29,7 @@ from jaiweb.studio.pass_counts import read_count
 from jaiweb.studio.selectors import characters_of, run_view, strip_view
 from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
+from journal.variants import choices_of
 
 REGIONS = (
     "tree",
@@ -51,7 +52,7 @@ def studio_context(
     return {
         **_run_part(session, state, operation),
         "tree_items": active_path_view(session, rows),
-        "strip": strip_view(rows, session=session),
+        "strip": strip_view(rows, session=session, choices=choices_of(state)),
         # no query for the owner row
         "balance": wallet_balance(user=session.owner_id) if balance is None else balance,
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -35,11 +35,13 @@ from jaiweb.store.selectors import (
     tool_results_at,
 )
 from jaiweb.studio.labels import people_named
+from jaiweb.studio.variants import VariantView, choices_on_rows, with_variants
 from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
 from journal.timeline import timeline, timeline_data
+from journal.variants import sets_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,8 @@ class Panel:
     continue_id: str | None = None
     # put here from another branch (a cherry-pick's ``place_panel``), not drawn here
     picked: bool = False
+    # one of a variant set, the one chosen: which of how many (studio/variants.py)
+    variant: VariantView | None = None
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -67,11 +71,15 @@ class Strip:
     earlier: str | None  # the first shown panel's entry id, when panels come before it
 
 
-def strip_panels(rows: list[StoredEntry]) -> list[Panel]:
-    """Every panel of a branch in order, with its prompt and narration (the export)."""
+def strip_panels(rows: list[StoredEntry], choices: Mapping[str, Any] | None = None) -> list[Panel]:
+    """Every panel of a branch in order, with its prompt and narration (the export). Of a
+    variant set, the one chosen (``choices``; default: the last state on the rows)."""
     messages = [r for r in rows if r.type == "message"]
     parse_rows(messages)
-    return _panels(messages, _published(messages))
+    chosen = choices_on_rows(rows) if choices is None else choices
+    return with_variants(
+        _panels(messages, _published(messages)), (r.entry for r in messages), chosen
+    )
 
 
 def episode_panels(*, session: ComicSession) -> list[dict[str, Any]]:
@@ -98,6 +106,7 @@ def strip_view(
     before: str | None = None,
     limit: int | None = None,
     session: ComicSession | None = None,
+    choices: Mapping[str, Any] | None = None,
 ) -> Strip:
     """The last ``limit`` panels of a branch (before the panel ``before``, if given).
 
@@ -128,15 +137,25 @@ def strip_view(
     span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
     parse_rows(span)
     panels = _panels(span, _published(rows, session, start=shown[-1]))
+    # Of a variant set, the one chosen (``choices``: the leaf's), with its switcher.
+    panels = with_variants(panels, (r.entry for r in span), choices or {})
     targets = _continue_targets(rows, shown)
+    ends = _set_ends(span)
     here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
     if rows[-1].type == "branch":
         here.add(rows[-1].entry.parent_id)
-    panels = [
-        replace(p, continue_id=None if targets[p.entry_id] in here else targets[p.entry_id])
-        for p in panels
-    ]
+    for i, p in enumerate(panels):
+        # a variant continues after its whole set: the last variant's target
+        target = targets.get(
+            ends.get(p.variant.set_id, "") if p.variant else "", targets[p.entry_id]
+        )
+        panels[i] = replace(p, continue_id=None if target in here else target)
     return Strip(panels, panels[0].entry_id if earlier else None)
+
+
+def _set_ends(span: list[StoredEntry]) -> dict[str, str]:
+    """Each variant set's last drawn variant on the parsed rows ``span``."""
+    return {s.id: s.members[-1] for s in sets_on(r.entry for r in span) if s.members}
 
 
 def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, str]:

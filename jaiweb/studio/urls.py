@@ -12,6 +12,7 @@ from jaiweb.studio.views import (
     shared,
     transfer,
     tree_tools,
+    variants,
     writes,
 )
 from jaiweb.studio.views import timeline as timeline_views
@@ -87,6 +88,7 @@ urlpatterns = [
         name="studio-cherry-pick",
     ),
     path("sessions/<str:session_id>/prompts", writes.prompt_view, name="studio-prompt"),
+    path("sessions/<str:session_id>/variant", variants.variant_view, name="studio-variant"),
     path("sessions/<str:session_id>/rewind", writes.rewind_view, name="studio-rewind"),
     path("sessions/<str:session_id>/stop", writes.stop_view, name="studio-stop"),
     path("sessions/<str:session_id>/approvals", writes.approval_view, name="studio-approval"),
