@@ -11,7 +11,6 @@ from jaiweb.store.selectors import branch_get
 from journal.ids import render_seed
 from journal.pages import panels_on
 from journal.variants import sets_on
-from tests.support.fixtures import media  # noqa: F401 - a fixture
 from tests.support.runs import decide_when_asked
 
 pytestmark = pytest.mark.django_db
