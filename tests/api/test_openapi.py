@@ -53,6 +53,7 @@ BEYOND_CONTRACT = {
     ("POST", "/api/v1/sessions/{session_id}/share-links"),
     ("DELETE", "/api/v1/sessions/{session_id}/share-links/{link_id}"),
     ("POST", "/api/v1/sessions/import"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/variant"),
 }
 
 
