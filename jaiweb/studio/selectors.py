@@ -35,7 +35,13 @@ from jaiweb.store.selectors import (
     tool_results_at,
 )
 from jaiweb.studio.labels import people_named
-from jaiweb.studio.variants import VariantView, choices_on_rows, with_variants
+from jaiweb.studio.variants import (
+    SiblingView,
+    VariantView,
+    choices_on_rows,
+    with_siblings,
+    with_variants,
+)
 from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
@@ -59,6 +65,10 @@ class Panel:
     picked: bool = False
     # one of a variant set, the one chosen: which of how many (studio/variants.py)
     variant: VariantView | None = None
+    prompt_id: str | None = None  # the user message of the panel's turn
+    # the first panel of a turn with sibling prompts (regenerated, resent): which of how
+    # many, and where a flip to the one before or after would rewind to
+    siblings: SiblingView | None = None
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -144,6 +154,8 @@ def strip_view(
     here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
     if rows[-1].type == "branch":
         here.add(rows[-1].entry.parent_id)
+    if session is not None:
+        panels = with_siblings(session, rows, panels)
     for i, p in enumerate(panels):
         # a variant continues after its whole set: the last variant's target
         target = targets.get(
@@ -286,20 +298,30 @@ def _asked_at(rows: list[StoredEntry], panel: int) -> int:
 
 def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
     """Panels of consecutive message rows, each with its call's prompt and narration."""
-    asked = ""
+    asked, asked_id = "", None
     calls: dict[str, tuple[str, str]] = {}  # tool call id → (panel prompt, narration)
     panels: list[Panel] = []
     for row in messages:
         message = row.entry.message
         if isinstance(message, UserMessage):
-            asked = message.content
+            asked, asked_id = message.content, row.entry_id
         elif isinstance(message, AssistantMessage):
             for call in message.tool_calls:
                 if call.name == "generate_image":
                     calls[call.id] = (str(call.arguments.get("prompt", "")), message.content)
         elif (image := _image_of(row, "generate_image")) is not None:
             prompt, narration = calls.get(message.tool_call_id, ("", ""))
-            panels.append(Panel(image, row.entry_id, prompt, narration, asked, image in published))
+            panels.append(
+                Panel(
+                    image,
+                    row.entry_id,
+                    prompt,
+                    narration,
+                    asked,
+                    image in published,
+                    prompt_id=asked_id,
+                )
+            )
         elif (image := _image_of(row, "place_panel")) is not None:
             panels.append(Panel(image, row.entry_id, "", "", "", image in published, picked=True))
     return panels
