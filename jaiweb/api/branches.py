@@ -111,6 +111,7 @@ def preview_rewind(request: HttpRequest, session_id: str, entry_id: str):
         "changes": [asdict(change) for change in preview.changes],
         "left_behind": preview.left_behind,
         "stays": asdict(preview.stays),
+        "choices": preview.choices,
     }
 
 

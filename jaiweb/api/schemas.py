@@ -385,6 +385,9 @@ class RewindPreviewOut(Schema):
     changes: list[ChangeOut] = Field(description="what rolls back: the state now → at the target")
     left_behind: int = Field(description="entries of the current branch past the fork point")
     stays: EffectsOut = Field(description="what they spent and published stays so")
+    choices: int = Field(
+        default=0, description="panels drawn as variants whose chosen variant differs there"
+    )
 
 
 class AppStateOut(Schema):

@@ -53,3 +53,23 @@ def prompt_siblings(*, session: ComicSession, parents: Sequence[str]) -> dict[st
     for _seq, parent, entry_id in sorted(found):
         siblings[parent].append(entry_id)
     return siblings
+
+
+def line_end(*, session: ComicSession, entry_id: str) -> str:
+    """The last entry of the line (the chain of first children) that holds ``entry_id``:
+    where that branch was left, as a sibling turn's flip goes back to. ``entry_id`` itself
+    when it is unknown."""
+    chain = (
+        Entry.objects.filter(session=session, entry_id=entry_id)
+        .values_list("chain", flat=True)
+        .first()
+    )
+    if chain is None:
+        return entry_id
+    last = (
+        Entry.objects.filter(session=session, chain=chain, seq__lte=session.entry_count)
+        .order_by("-chain_pos")
+        .values_list("entry_id", flat=True)
+        .first()
+    )
+    return last or entry_id

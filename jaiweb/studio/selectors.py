@@ -42,7 +42,13 @@ from jaiweb.studio.variants import (
     with_siblings,
     with_variants,
 )
-from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
+from journal.branches import (
+    PANEL_TOOLS,
+    RewindPreview,
+    choices_changed,
+    effects_of,
+    state_changes,
+)
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
@@ -565,6 +571,7 @@ def rewind_preview_of(
         changes=state_changes(before, after),
         left_behind=len(leaf_rows) - shared,
         stays=effects_of(r.entry for r in left),
+        choices=choices_changed(before, after),
     )
 
 

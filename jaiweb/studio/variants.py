@@ -4,8 +4,8 @@ A step over the strip's panels (``selectors.Panel``): the variants not chosen le
 strip, and the one chosen carries a ``VariantView`` saying which of how many it is, so the
 page can draw "‹ 2/4 ›" and post the neighbours' numbers (``journal/variants.py``). The
 first panel of a turn whose prompt has siblings (regenerated, sent again) carries a
-``SiblingView``: the same switcher, where a flip opens the rewind to the sibling's end in
-the inspector, previewed like any rewind.
+``SiblingView``: the same switcher, where a flip opens the rewind to the end of the
+sibling's line (where that branch was left) in the inspector, previewed like any rewind.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jaiweb.store.rows import index_of
-from jaiweb.store.variants import prompt_siblings
-from jaiweb.studio.tree import turn_node_of
+from jaiweb.store.variants import line_end, prompt_siblings
 from journal.entries import Entry
 from journal.variants import VariantSet, choices_of, chosen_member, sets_on
 
@@ -59,6 +58,9 @@ def with_variants(panels: list, entries: Iterable[Entry], choices: Mapping[str, 
             continue
         if panel.entry_id != chosen_member(variant_set, choices):
             continue
+        if len(variant_set.members) < 2:  # one drawn (the others failed): nothing to choose
+            out.append(panel)
+            continue
         index = variant_set.members.index(panel.entry_id) + 1
         view = VariantView(variant_set.id, index, len(variant_set.members))
         out.append(replace(panel, variant=view))
@@ -68,8 +70,9 @@ def with_variants(panels: list, entries: Iterable[Entry], choices: Mapping[str, 
 @dataclass(frozen=True, slots=True)
 class SiblingView:
     """A turn among the prompts hanging from one node (a regenerate's, a resend's): which
-    of how many, and the ends of the turns before and after it, where a flip rewinds to
-    (after the rewind preview, as any rewind)."""
+    of how many, and the ends of the lines of the ones before and after it (where each
+    branch was left, its choices of variants included), where a flip rewinds to after
+    the rewind preview, as any rewind."""
 
     index: int  # from 1, in append order
     count: int
@@ -101,7 +104,7 @@ def with_siblings(session: Any, rows: Sequence[Any], panels: list) -> list:
         if len(prompts) < 2 or prompt_id not in prompts:
             continue
         k = prompts.index(prompt_id)
-        before = turn_node_of(session, prompts[k - 1]) if k > 0 else None
-        after = turn_node_of(session, prompts[k + 1]) if k + 1 < len(prompts) else None
+        before = line_end(session=session, entry_id=prompts[k - 1]) if k > 0 else None
+        after = line_end(session=session, entry_id=prompts[k + 1]) if k + 1 < len(prompts) else None
         out[i] = replace(out[i], siblings=SiblingView(k + 1, len(prompts), before, after))
     return out

@@ -94,6 +94,8 @@ def test_choosing_a_variant_is_free_and_rolls_back(as_alice, drawn):
     assert written(session)[0] == Entry.objects.filter(session=session).count()
     session.refresh_from_db()
     assert session.leaf_id == entry.id
+    preview = as_alice.get(f"/sessions/{session.id}/entries/{leaf}/rewind-preview").json()
+    assert preview["choices"] == 1 and preview["changes"] == []
     back = as_alice.post(f"/sessions/{session.id}/navigate", {"entry_id": leaf})
     assert "variants" not in back.json()["app_state"]
 
