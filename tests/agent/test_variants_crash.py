@@ -24,9 +24,13 @@ from jaiweb.comic.exports import comic_pages
 from jaiweb.render.models import Image, LedgerEntry, RenderJob
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import branch_get, operation_records
-from jaiweb.store.services import operation_accept, session_create
+from jaiweb.store.services import (
+    operation_accept,
+    operation_approval_decide,
+    session_create,
+)
+from journal.recovery import fold_operation
 from journal.variants import sets_on
-from tests.agent.test_crash_recovery import approve_when_asked
 from tests.support.children import studio
 from tests.support.waiting import wait_until
 
@@ -39,6 +43,19 @@ STATE = {"characters": {"猪猪侠": {}}, "permission_mode": "ask"}
 @pytest.fixture
 def env(tmp_path):
     return {"JAIWEB_MEDIA_ROOT": str(tmp_path / "media"), "JAIWEB_LEASE_SECONDS": "5"}
+
+
+def approve_when_asked(op: str) -> None:
+    """Play the user: approve the call of ``op`` that waits for a decision, once asked."""
+
+    def pending():
+        calls = fold_operation(operation_records(operation_id=op)).calls
+        return next((c for c, s in calls.items() if s.approval == "pending"), None)
+
+    wait_until(lambda: pending() is not None, 60, "the approval request")
+    operation_approval_decide(
+        operation_id=op, tool_call_id=pending(), decision="approved", by="alice"
+    )
 
 
 def draws(op: str) -> list:
