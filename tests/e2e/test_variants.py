@@ -75,6 +75,9 @@ def test_variants_flip_for_free_and_siblings_flip_through_the_preview(shared_stu
     ask.first.wait_for()
     assert ask.count() == 1  # one approval for the set
     assert "30" in ask.first.locator(".cost").inner_text()
+    assert (
+        ask.first.locator("[data-approval-variants]").get_attribute("data-approval-variants") == "3"
+    )
     approve_next(page)
     wait_credits(page, 70)
     wait_run_finished(session_id)
