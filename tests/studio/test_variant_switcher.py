@@ -193,3 +193,14 @@ def test_a_turn_without_siblings_has_no_switcher(client, alice, siblings):
     siblings.refresh_from_db()
     strip = strip_of(client, siblings)
     assert strip.count("data-sibling-switcher") == 1  # the second turn's, not the third's
+
+
+def test_the_switchers_speak_chinese(client, alice, drawn, siblings):
+    client.force_login(alice)
+    client.cookies["django_language"] = "zh-hans"
+    session, _set, _images = drawn
+    strip = strip_of(client, session)
+    assert ">版本<" in strip and "第 1 个版本，共 3 个" in strip
+    assert "Variant" not in strip and "previous variant" not in strip
+    strip = strip_of(client, siblings)
+    assert ">回复<" in strip and "第 2 个回复，共 2 个" in strip and "Reply" not in strip
