@@ -38,6 +38,7 @@ from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows, parked_inputs
+from jaiweb.studio.choices import only_chooses
 from journal.branches import effects_of
 from journal.entries import (
     AppStateEntry,
@@ -158,6 +159,7 @@ class Turn:
     credits: int = 0  # charged by its panels (a fold of its tool results)
     waiting: bool = False  # its run is parked, waiting for an admin (the recovery inbox)
     labels: tuple[NodeLabel, ...] = ()  # labels and bookmarks on its entries (a side table)
+    chose: bool = False  # a state turn that only chose variants (studio/variants.py)
 
     kind = "node"
 
@@ -280,6 +282,8 @@ def _turns_of_lines(
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            if turn.tag == "state" and only_chooses(line.entries, a, b):
+                turn = replace(turn, chose=True)
             turns.append(marks.on(turn, line.entries[a:b]))
         out.append(turns)
     return out

@@ -72,6 +72,10 @@ def test_the_strip_shows_the_chosen_variant_with_its_switcher(client, alice, dra
     strip = strip_of(client, session)
     assert f'data-panel="{images[1]}"' in strip and f'data-panel="{images[0]}"' not in strip
     assert 'data-variant="2" data-variant-count="3"' in strip
+    # the storyboard's node for the choice says so, not "characters changed"
+    page = client.get(f"/sessions/{session.id}/").content.decode()
+    tree = page[page.index('id="tree"') : page.index('id="strip"')]
+    assert "variant chosen" in tree
 
 
 @pytest.mark.parametrize(
