@@ -1,4 +1,4 @@
-"""The session's business state: characters and the permission mode.
+"""The session's business state: characters, the permission mode, and the variants chosen.
 See docs/ARCHITECTURE.md §5 app_state.
 
 It lives in the journal as plain JSON (``app_state`` entries, a session's initial state).
@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from journal.jsonvalues import Text, check_json
+from journal.jsonvalues import Id, Text, check_json
 
 # An image id as the session file writes one (``journal.session_file`` uses this pattern).
 IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
@@ -82,6 +82,21 @@ class AppState(BaseModel):
 
     characters: dict[Text, Character] = Field(default_factory=dict)
     permission_mode: Literal["ask", "auto"] = "ask"
+
+    # --- variants (journal/variants.py) ----------------------------------------------
+    # Which variant of each variant set a reader sees: the set's id (its first call's
+    # result entry id) → the chosen variant's result entry id. Left out while empty, so a
+    # state from before variants reads and writes back the same.
+    variants: dict[Id, Id] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _no_choice_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if not data.get("variants"):
+            data.pop("variants", None)
+        return data
+
+    # --- end of variants ---------------------------------------------------------------
 
     @model_validator(mode="before")
     @classmethod

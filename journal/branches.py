@@ -21,6 +21,7 @@ from journal.entries import (
     ToolCall,
     ToolResultMessage,
 )
+from journal.variants import choices_of
 
 CHARACTER_FIELDS = ("buff", "skill", "mood")
 PANEL_TOOLS = ("generate_image", "place_panel")  # results that hold a panel of the strip
@@ -163,6 +164,8 @@ class RewindPreview:
     changes: list[Change]  # the state now → the state at the target
     left_behind: int  # entries of the current branch after the fork point
     stays: Effects
+    # variant sets whose chosen variant differs there (journal/variants.py)
+    choices: int = 0
 
     @property
     def story_only_changes(self) -> list[Change]:
@@ -181,7 +184,14 @@ def rewind_preview(
         changes=comparison.changes,
         left_behind=len(comparison.left.entries),
         stays=comparison.left.effects,
+        choices=choices_changed(comparison.left.state, comparison.right.state),
     )
+
+
+def choices_changed(before: dict, after: dict) -> int:
+    """How many variant sets show another variant in ``after`` than in ``before``."""
+    old, new = choices_of(before), choices_of(after)
+    return sum(1 for set_id in set(old) | set(new) if old.get(set_id) != new.get(set_id))
 
 
 def straightened(path: list[Entry]) -> list[Entry]:

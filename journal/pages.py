@@ -18,12 +18,14 @@ here is the script's words unless the app state at the node says otherwise.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from journal.entries import AssistantMessage, Entry, MessageEntry, ToolResultMessage
+from journal.entries import AppStateEntry, AssistantMessage, Entry, MessageEntry, ToolResultMessage
 from journal.lettering import DEFAULT_LAYOUT as DEFAULT_LAYOUT
 from journal.lettering import LAYOUT_NAMES, PanelLettering, in_order, lettering_in, page_choice
+from journal.variants import choices_of, hidden_members, sets_on
 
 PAGE_WIDTH = 1240
 PAGE_HEIGHT = 1754
@@ -161,10 +163,23 @@ class Page:
     frames: tuple[Frame, ...]
 
 
-def panels_on(path: Sequence[Entry]) -> list[PathPanel]:
+def panels_on(path: Sequence[Entry], choices: Mapping[str, Any] | None = None) -> list[PathPanel]:
     """The panels of a path in order: each successful ``generate_image`` or ``place_panel``
     result that names an image, with the prompt of the call that drew it. The director's
-    narration and the costs are not kept: readers see the panel's own words only."""
+    narration and the costs are not kept: readers see the panel's own words only.
+
+    Of a variant set, only the variant chosen is kept (``journal/variants.py``): by
+    ``choices`` (the app state's ``variants`` at the path's end), else by the last
+    ``app_state`` entry on the path."""
+    panels = _all_panels_on(path)
+    if choices is None:
+        states = [e for e in path if isinstance(e, AppStateEntry)]
+        choices = choices_of(states[-1].value) if states else {}
+    hidden = hidden_members(sets_on(path), choices)
+    return [p for p in panels if p.entry_id not in hidden] if hidden else panels
+
+
+def _all_panels_on(path: Sequence[Entry]) -> list[PathPanel]:
     prompts: dict[str, str] = {}  # tool call id → the prompt it drew from
     panels: list[PathPanel] = []
     for entry in path:

@@ -15,7 +15,8 @@ The order is docs/ARCHITECTURE.md §7's, extended to the steps of a live run:
 4. a reply whose usage was never settled: settle it (a crash between the two);
 5. a stop request: the reply's remaining calls get a "not run" result, pending inputs
    their entries, then the operation finishes ``aborted``;
-6. the reply's next call with neither result nor T1: handle it (validate, approval, T1);
+6. the reply's next call with neither result nor T1: handle it (validate, approval, T1;
+   a variant's approval is the one its set's first call asked for, ``journal.variants``);
 7. pending inputs (queued, their entry absent, whenever queued): write them;
 8. a final reply that answers everything on the branch: finish;
 9. too many model calls: finish ``failed``;
@@ -56,6 +57,7 @@ from journal.recovery import (
     pending_inputs,
     verdict_for,
 )
+from journal.variants import approval_call_id, approval_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,8 @@ class HandleCall:
     # The call's approval as the log has it: None (never asked), pending, or decided.
     approval: Literal["pending", "approved", "denied"] | None
     decision: ApprovalDecided | None
+    # How many calls an approval asked here covers: a variant set's size at its first call.
+    covers: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,12 +204,14 @@ def next_step(
             return WriteInputs(pending)
         return Finish("aborted")
     if calls:
-        known = log.calls.get(calls[0].id)
+        # A variant's approval is its set's: one decision covers the set's total cost.
+        known = log.calls.get(approval_call_id(reply[0], reply[1], calls[0].id))
         return HandleCall(
             reply_id=reply[0],
             call=calls[0],
             approval=known.approval if known is not None else None,
             decision=known.approval_decision if known is not None else None,
+            covers=approval_size(reply[0], reply[1], calls[0].id),
         )
     if pending:
         return WriteInputs(pending)

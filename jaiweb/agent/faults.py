@@ -1,7 +1,8 @@
 """Fault points for crash tests (docs/ARCHITECTURE.md §11): JAIWEB_CRASH_AT and JAIWEB_PAUSE_AT.
 
-``JAIWEB_CRASH_AT=<point>[:<tool>]`` ends the process with ``os._exit(137)`` the first
-time the loop reaches that point (for that tool); ``JAIWEB_PAUSE_AT`` instead prints
+``JAIWEB_CRASH_AT=<point>[:<tool>][@<n>]`` ends the process with ``os._exit(137)`` the
+first time (the ``n``-th time, with ``@n``) the loop reaches that point (for that tool), so
+a test can stop a run at the second of a reply's calls; ``JAIWEB_PAUSE_AT`` instead prints
 ``JAIWEB_PAUSED <point>`` to stderr, creates ``JAIWEB_PAUSE_FILE`` if set, and sleeps, so
 a test can SIGKILL the process from outside at exactly that moment.
 """
@@ -39,18 +40,20 @@ class BadFaultSpec(ValueError):
 class FaultSpec:
     point: str
     tool: str | None = None
+    nth: int = 1  # fires the nth time the point is reached (for the tool)
 
     @classmethod
     def parse(cls, variable: str, value: str | None) -> FaultSpec | None:
         if not value:
             return None
-        point, _, tool = value.partition(":")
-        if point not in POINTS:
+        spec, at, nth = value.partition("@")
+        point, _, tool = spec.partition(":")
+        if point not in POINTS or (at and not (nth.isdigit() and nth.isascii() and int(nth) >= 1)):
             raise BadFaultSpec(
-                f"{variable} must be one of {', '.join(POINTS)} (optionally :tool_name), "
-                f"got {value!r}"
+                f"{variable} must be one of {', '.join(POINTS)} (optionally :tool_name, "
+                f"then optionally @n, n from 1), got {value!r}"
             )
-        return cls(point, tool or None)
+        return cls(point, tool or None, int(nth) if at else 1)
 
     def matches(self, point: str, tool: str | None) -> bool:
         return self.point == point and (self.tool is None or self.tool == tool)
@@ -64,6 +67,7 @@ class Faults:
     pause_at: FaultSpec | None = None
     pause_file: str | None = None
     _fired: set[str] = field(default_factory=set)
+    _reached: dict[str, int] = field(default_factory=dict)  # matching reaches, per fault
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Faults:
@@ -74,14 +78,21 @@ class Faults:
             pause_file=env.get("JAIWEB_PAUSE_FILE") or None,
         )
 
+    def _due(self, name: str, spec: FaultSpec | None, point: str, tool: str | None) -> bool:
+        """``spec`` matches and this is its nth matching reach (each fault fires once)."""
+        if spec is None or name in self._fired or not spec.matches(point, tool):
+            return False
+        self._reached[name] = self._reached.get(name, 0) + 1
+        return self._reached[name] == spec.nth
+
     def reach(self, point: str, tool: str | None = None) -> None:
         """The loop is at ``point`` (for ``tool``): crash or pause here if asked to."""
-        if self.crash_at and "crash" not in self._fired and self.crash_at.matches(point, tool):
+        if self._due("crash", self.crash_at, point, tool):
             self._fired.add("crash")
             sys.stderr.write(f"JAIWEB_CRASHED {point}\n")
             sys.stderr.flush()
             os._exit(137)
-        if self.pause_at and "pause" not in self._fired and self.pause_at.matches(point, tool):
+        if self._due("pause", self.pause_at, point, tool):
             self._fired.add("pause")
             sys.stderr.write(f"JAIWEB_PAUSED {point}\n")
             sys.stderr.flush()

@@ -70,6 +70,7 @@ def handle_call(run: OperationRun, step: HandleCall, *, t1: ToolDispatched | Non
     state = run.writer.state
     cost = tool.approval_cost(state)
     if cost is not None:
+        cost *= step.covers  # a variant set is asked for once, at its whole cost
         if step.approval in (None, "pending"):
             if step.approval is None or call.id not in run.asked:  # a restart asks again
                 _ask(run, call, cost)

@@ -17,7 +17,17 @@ from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 from pydantic_core import to_jsonable_python
 
-from jaiweb.api import branches, chapters, comic, inbox, operations, sessions, transfer, wallet
+from jaiweb.api import (
+    branches,
+    chapters,
+    comic,
+    inbox,
+    operations,
+    sessions,
+    transfer,
+    variants,
+    wallet,
+)
 from jaiweb.api.auth import AUTH
 from jaiweb.api.errors import install_error_handlers
 from jaiweb.api.openapi import document_json_values
@@ -62,5 +72,5 @@ api = JaiwebAPI(
 )
 install_error_handlers(api)
 # transfer first: its /sessions/import must come before /sessions/{session_id}.
-for module in (transfer, sessions, branches, chapters, comic, operations, inbox, wallet):
+for module in (transfer, sessions, branches, chapters, variants, comic, operations, inbox, wallet):
     api.add_router("", module.router)

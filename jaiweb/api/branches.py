@@ -112,6 +112,7 @@ def preview_rewind(request: HttpRequest, session_id: str, entry_id: str):
         "story_only_changes": [asdict(change) for change in preview.story_only_changes],
         "left_behind": preview.left_behind,
         "stays": asdict(preview.stays),
+        "choices": preview.choices,
     }
 
 

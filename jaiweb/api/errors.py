@@ -20,6 +20,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from jaiweb.store.conflicts import is_conflict
 from jaiweb.store.errors import (
     ImageNotYours,
+    InvalidField,
     LabelNotFound,
     OperationNotFound,
     PromptRateLimited,
@@ -127,6 +128,8 @@ def install_error_handlers(api: NinjaAPI) -> None:
             return error_response(api, request, 404, "not_found", detail)
         if isinstance(exc, PromptTooLong):
             return error_response(api, request, status, exc.code, f"text: {exc}", field="text")
+        if isinstance(exc, InvalidField):
+            return error_response(api, request, status, exc.code, str(exc), field=exc.field)
         if isinstance(exc, StaleLeaf):
             return error_response(api, request, status, exc.code, str(exc), leaf_id=exc.actual)
         if isinstance(exc, PromptRateLimited):

@@ -28,6 +28,7 @@ from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
 from journal.lettering import BUBBLES_MAX, CAPTION_MAX, NAME_MAX, ORDER_MAX, SPEECH_MAX
 from journal.records import Record
 from journal.recovery import Verdict
+from journal.variants import VARIANTS_MAX, VARIANTS_MIN
 
 SessionState = Literal["idle", "running", "parked"]
 
@@ -215,6 +216,15 @@ class PromptIn(BodyIn):
     # The leaf the sender's page shows: an idle session that left that node's branch since
     # answers 409 with its current leaf (a running one takes the prompt as steering).
     expected_leaf_id: Id | None = None
+    variants: int | None = Field(
+        default=None,
+        ge=VARIANTS_MIN,
+        le=VARIANTS_MAX,
+        strict=True,
+        description=f"{VARIANTS_MIN} to {VARIANTS_MAX}: ask for that many variants of the "
+        "panel, drawn and charged each on its own, approved once; the prompt is sent as "
+        "that request in the page's language",
+    )
 
     @field_validator("text")
     @classmethod
@@ -418,6 +428,9 @@ class RewindPreviewOut(Schema):
     )
     left_behind: int = Field(description="entries of the current branch past the fork point")
     stays: EffectsOut = Field(description="what they spent and published stays so")
+    choices: int = Field(
+        default=0, description="panels drawn as variants whose chosen variant differs there"
+    )
 
 
 class AppStateOut(Schema):
@@ -428,6 +441,15 @@ class AppStateOut(Schema):
 class StateWriteOut(Schema):
     leaf_id: str
     app_state: dict[str, Any]
+
+
+class VariantChoiceIn(BodyIn):
+    variant: int = Field(
+        ge=1, le=VARIANTS_MAX, strict=True, description="which drawn variant, from 1"
+    )
+    expected_leaf_id: Id | None = Field(
+        default=None, description="the leaf the sender saw; left out: the leaf as it is now"
+    )
 
 
 def _character_field(name: str, *, required: bool = False) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from django.http import HttpRequest
+from django.utils.translation import get_language
 from ninja import Router, Status
 from pydantic import Field
 
@@ -25,6 +26,7 @@ from jaiweb.api.schemas import (
 from jaiweb.api.selectors import entries_out, session_detail, sessions_of
 from jaiweb.sessions.access import session_for
 from jaiweb.sessions.commands import prompt_submit, session_rewind, session_stop
+from jaiweb.sessions.variants import variants_prompt
 from jaiweb.store.selectors import branch_rows, children_rows, entries_after
 from jaiweb.store.services import session_create, session_delete, session_rename
 from journal.jsonvalues import Id
@@ -167,7 +169,7 @@ def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
     accepted = prompt_submit(
         session=session,
         user=request.auth,
-        text=body.text,
+        text=variants_prompt(text=body.text, count=body.variants, language=get_language()),
         expected_leaf_id=body.expected_leaf_id,
     )
     return Status(202, accepted)

@@ -40,6 +40,7 @@ from journal.pages import (
     paginate,
     panels_on,
 )
+from journal.variants import choices_of
 
 log = logging.getLogger("jaiweb.comic")
 
@@ -84,10 +85,11 @@ def _path_panels(
 ) -> tuple[list[PathPanel], Any, dict | None]:
     """The path's panels, the node's time and (``with_state``) the app state at the node."""
     rows = list(branch_rows(session=session, leaf_id=leaf_id))
-    panels = panels_on([r.entry for r in _panel_rows(rows)])
+    state = app_state_at(session=session, rows=rows)
+    # Of a variant set, the one chosen in the state at the node (journal/variants.py).
+    panels = panels_on([r.entry for r in _panel_rows(rows)], choices_of(state))
     when = rows[-1].entry.timestamp if rows else session.created_at
-    state = app_state_at(session=session, rows=rows) if with_state else None
-    return panels, when, state
+    return panels, when, state if with_state else None
 
 
 def prompt_of_placed(session: ComicSession, panel: PathPanel) -> str:

@@ -91,6 +91,14 @@ class InvalidEntry(StoreError, ValueError):
     http_status = 422
 
 
+class InvalidField(InvalidEntry):
+    """Input that cannot be kept, for a reason of one named field of the request."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
 class ImageNotYours(InvalidEntry):
     """A character's look names an image that is not one of the session owner's (or no
     image at all: the two are told apart for no one)."""

@@ -38,6 +38,7 @@ from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
 from journal.lettering import LAYOUT_NAMES
 from journal.pages import layout_in
+from journal.variants import choices_of
 
 # How each page layout is named in the strip's choice (journal.pages.LAYOUTS).
 LAYOUT_LABELS = {
@@ -69,7 +70,11 @@ def studio_context(
         **_run_part(session, state, operation),
         "tree_items": active_path_view(session, rows),
         "back_target": back_target_of(session=session, rows=rows),
-        "strip": strip_lettered(strip_view(rows, session=session), session=session, state=state),
+        "strip": strip_lettered(
+            strip_view(rows, session=session, choices=choices_of(state)),
+            session=session,
+            state=state,
+        ),
         "layout": layout_in(state),
         "layouts": [(name, LAYOUT_LABELS[name]) for name in LAYOUT_NAMES],
         # no query for the owner row

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -39,11 +39,25 @@ from jaiweb.store.selectors import (
     where_i_was_of,
 )
 from jaiweb.studio.labels import people_named
-from journal.branches import PANEL_TOOLS, RewindPreview, effects_of, state_changes
+from jaiweb.studio.variants import (
+    SiblingView,
+    VariantView,
+    choices_on_rows,
+    with_siblings,
+    with_variants,
+)
+from journal.branches import (
+    PANEL_TOOLS,
+    RewindPreview,
+    choices_changed,
+    effects_of,
+    state_changes,
+)
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import BrokenSessionTree, CorruptedOperationLog, UnknownEntry
 from journal.recovery import fold_operation
 from journal.timeline import timeline, timeline_data
+from journal.variants import sets_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +75,12 @@ class Panel:
     picked: bool = False
     from_entry_id: str | None = None  # a picked panel's origin
     layer: Any = None  # the lettering drawn over and under it (``strip_lettered``)
+    # one of a variant set, the one chosen: which of how many (studio/variants.py)
+    variant: VariantView | None = None
+    prompt_id: str | None = None  # the user message of the panel's turn
+    # the first panel of a turn with sibling prompts (regenerated, resent): which of how
+    # many, and where a flip to the one before or after would rewind to
+    siblings: SiblingView | None = None
 
 
 # Panels the studio page shows at first; earlier ones load on demand, a page at a time.
@@ -73,11 +93,15 @@ class Strip:
     earlier: str | None  # the first shown panel's entry id, when panels come before it
 
 
-def strip_panels(rows: list[StoredEntry]) -> list[Panel]:
-    """Every panel of a branch in order, with its prompt and narration (the export)."""
+def strip_panels(rows: list[StoredEntry], choices: Mapping[str, Any] | None = None) -> list[Panel]:
+    """Every panel of a branch in order, with its prompt and narration (the export). Of a
+    variant set, the one chosen (``choices``; default: the last state on the rows)."""
     messages = [r for r in rows if r.type == "message"]
     parse_rows(messages)
-    return _panels(messages, _published(messages))
+    chosen = choices_on_rows(rows) if choices is None else choices
+    return with_variants(
+        _panels(messages, _published(messages)), (r.entry for r in messages), chosen
+    )
 
 
 def episode_reading(*, session: ComicSession) -> Reading:
@@ -109,6 +133,7 @@ def strip_view(
     before: str | None = None,
     limit: int | None = None,
     session: ComicSession | None = None,
+    choices: Mapping[str, Any] | None = None,
 ) -> Strip:
     """The last ``limit`` panels of a branch (before the panel ``before``, if given).
 
@@ -139,14 +164,21 @@ def strip_view(
     span = [r for r in rows[start : shown[0] + 1] if r.type == "message"]
     parse_rows(span)
     panels = _panels(span, _published(rows, session, start=shown[-1]))
+    # Of a variant set, the one chosen (``choices``: the leaf's), with its switcher.
+    panels = with_variants(panels, (r.entry for r in span), choices or {})
     targets = _continue_targets(rows, shown)
+    ends = _set_ends(span)
     here = {rows[-1].entry_id}  # the leaf, and the node it rewound to
     if rows[-1].type == "branch":
         here.add(rows[-1].entry.parent_id)
-    panels = [
-        replace(p, continue_id=None if targets[p.entry_id] in here else targets[p.entry_id])
-        for p in panels
-    ]
+    if session is not None:
+        panels = with_siblings(session, rows, panels)
+    for i, p in enumerate(panels):
+        # a variant continues after its whole set: the last variant's target
+        target = targets.get(
+            ends.get(p.variant.set_id, "") if p.variant else "", targets[p.entry_id]
+        )
+        panels[i] = replace(p, continue_id=None if target in here else target)
     return Strip(panels, panels[0].entry_id if earlier else None)
 
 
@@ -154,6 +186,11 @@ def strip_lettered(strip: Strip, *, session: ComicSession, state: dict | None) -
     """The strip with each panel's lettering layer (``state``: the app state at the leaf)."""
     layers = panel_layers(session=session, panels=strip.panels, state=state)
     return replace(strip, panels=[replace(p, layer=layers[p.entry_id]) for p in strip.panels])
+
+
+def _set_ends(span: list[StoredEntry]) -> dict[str, str]:
+    """Each variant set's last drawn variant on the parsed rows ``span``."""
+    return {s.id: s.members[-1] for s in sets_on(r.entry for r in span) if s.members}
 
 
 def _continue_targets(rows: list[StoredEntry], shown: list[int]) -> dict[str, str]:
@@ -284,20 +321,30 @@ def _asked_at(rows: list[StoredEntry], panel: int) -> int:
 
 def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
     """Panels of consecutive message rows, each with its call's prompt and narration."""
-    asked = ""
+    asked, asked_id = "", None
     calls: dict[str, tuple[str, str]] = {}  # tool call id → (panel prompt, narration)
     panels: list[Panel] = []
     for row in messages:
         message = row.entry.message
         if isinstance(message, UserMessage):
-            asked = message.content
+            asked, asked_id = message.content, row.entry_id
         elif isinstance(message, AssistantMessage):
             for call in message.tool_calls:
                 if call.name == "generate_image":
                     calls[call.id] = (str(call.arguments.get("prompt", "")), message.content)
         elif (image := _image_of(row, "generate_image")) is not None:
             prompt, narration = calls.get(message.tool_call_id, ("", ""))
-            panels.append(Panel(image, row.entry_id, prompt, narration, asked, image in published))
+            panels.append(
+                Panel(
+                    image,
+                    row.entry_id,
+                    prompt,
+                    narration,
+                    asked,
+                    image in published,
+                    prompt_id=asked_id,
+                )
+            )
         elif (image := _image_of(row, "place_panel")) is not None:
             origin = message.details.get("from_entry_id")
             panels.append(
@@ -610,6 +657,7 @@ def rewind_preview_of(
         changes=state_changes(before, after),
         left_behind=len(leaf_rows) - shared,
         stays=effects_of(r.entry for r in left),
+        choices=choices_changed(before, after),
     )
 
 

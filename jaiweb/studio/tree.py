@@ -38,6 +38,7 @@ from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import app_state_at, branch_rows, chapters_at, parked_inputs
+from jaiweb.studio.choices import only_chooses
 from jaiweb.studio.selectors import edited_characters
 from journal.branches import effects_of
 from journal.chapters import CHAPTERS_KEY, Chapter
@@ -166,6 +167,7 @@ class Turn:
     # for a turn that starts with a hand edit of the state: what it changed (characters,
     # lettering: a panel's words, page: the comic's layout)
     edited: str = "characters"
+    chose: bool = False  # a state turn that only chose variants (studio/variants.py)
 
     kind = "node"
 
@@ -293,7 +295,9 @@ def _turns_of_lines(
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
             turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
-            if turn.tag == "state" and _chapters_only(line.entries[a:b], before):
+            if turn.tag == "state" and only_chooses(line.entries, a, b):
+                turn = replace(turn, chose=True)
+            elif turn.tag == "state" and _chapters_only(line.entries[a:b], before):
                 turn = replace(turn, chapters_only=True)
             elif turn.tag == "state":
                 turn = _edit_kind_of(session, turn, line.entries[a:b])

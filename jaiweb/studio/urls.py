@@ -15,6 +15,7 @@ from jaiweb.studio.views import (
     shared,
     transfer,
     tree_tools,
+    variants,
     writes,
 )
 from jaiweb.studio.views import timeline as timeline_views
@@ -93,6 +94,7 @@ urlpatterns = [
         name="studio-cherry-pick",
     ),
     path("sessions/<str:session_id>/prompts", writes.prompt_view, name="studio-prompt"),
+    path("sessions/<str:session_id>/variant", variants.variant_view, name="studio-variant"),
     path("sessions/<str:session_id>/rewind", writes.rewind_view, name="studio-rewind"),
     path("sessions/<str:session_id>/back", reading.back_view, name="studio-back"),
     path(

@@ -17,6 +17,7 @@ import pytest
 from jaiweb.api.api import api
 from jaiweb.store.selectors import branch_get
 from jaiweb.store.services import entry_append, session_create
+from journal.ids import result_entry_id
 from tests.api.conftest import (
     BASE,
     Api,
@@ -125,6 +126,40 @@ class World:
         return session
 
     @cached_property
+    def varied(self):
+        """A session whose branch holds a panel drawn as two variants (calls c1, c2)."""
+        from journal.entries import AssistantMessage, MessageEntry, ToolCall, ToolResultMessage
+        from tests.journal.factories import T0, user
+
+        calls = [
+            ToolCall(id=c, name="generate_image", arguments={"prompt": "猪", "variants": 2})
+            for c in ("c1", "c2")
+        ]
+        reply = AssistantMessage(content="画两个版本", tool_calls=calls, stop_reason="tool_use")
+        entries = [
+            user("e_ask", None, "画两个版本"),
+            MessageEntry(id="e_call", parent_id="e_ask", timestamp=T0, message=reply),
+        ]
+        for call in calls:
+            result = ToolResultMessage(
+                tool_call_id=call.id,
+                tool_name="generate_image",
+                content="panel rendered",
+                details={"image_id": f"img_{call.id}"},
+            )
+            entries.append(
+                MessageEntry(
+                    id=result_entry_id("e_call", call.id),
+                    parent_id=entries[-1].id,
+                    timestamp=T0,
+                    message=result,
+                )
+            )
+        session = self._session("varied")
+        entry_append(session_id=session.id, entries=entries, expected_leaf_id=None)
+        return session
+
+    @cached_property
     def share_id(self) -> int:
         from jaiweb.store.shares import share_link_create
 
@@ -151,7 +186,7 @@ class World:
         found = [
             v.id
             for k, v in vars(self).items()
-            if k in ("idle", "running", "turns", "panelled", "rewound", "chaptered")
+            if k in ("idle", "running", "turns", "panelled", "rewound", "chaptered", "varied")
         ]
         found += [vars(self)[k] for k in ("awaiting", "parked", "finished_op") if k in vars(self)]
         return found
@@ -258,6 +293,13 @@ MATRIX: dict[tuple[str, str], Case] = {
     ),
     ("POST", "/sessions/{session_id}/entries/{entry_id}/cherry-pick"): write(
         lambda w: (f"/sessions/{w.panelled.id}/entries/e_panel/cherry-pick", {}), 200
+    ),
+    ("POST", "/sessions/{session_id}/entries/{entry_id}/variant"): write(
+        lambda w: (
+            f"/sessions/{w.varied.id}/entries/{result_entry_id('e_call', 'c1')}/variant",
+            {"variant": 2},
+        ),
+        200,
     ),
     ("GET", "/sessions/{session_id}/share-links"): write(
         lambda w: (f"/sessions/{w.idle.id}/share-links", None), 200

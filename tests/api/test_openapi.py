@@ -65,6 +65,7 @@ BEYOND_CONTRACT = {
     ("GET", "/api/v1/sessions/{session_id}/entries/{entry_id}/lettering"),
     ("GET", "/api/v1/sessions/{session_id}/page"),
     ("POST", "/api/v1/sessions/{session_id}/page"),
+    ("POST", "/api/v1/sessions/{session_id}/entries/{entry_id}/variant"),
 }
 
 

@@ -19,10 +19,14 @@ from jaiweb.render.services import (
 )
 from journal.ids import render_seed
 from journal.records import Policy
+from journal.variants import VARIANTS_MAX, VARIANTS_MIN
 
 
 class ImageArgs(Args):
     prompt: str = Field(min_length=1, max_length=1000)
+    # One of this many variants of the panel (docs/ARCHITECTURE.md §5, journal/variants.py):
+    # the reply's calls with the same prompt and a count form one set, approved once.
+    variants: int | None = Field(default=None, ge=VARIANTS_MIN, le=VARIANTS_MAX, strict=True)
 
 
 class GenerateImage(Tool):
@@ -34,7 +38,10 @@ class GenerateImage(Tool):
     name = "generate_image"
     description = (
         "Draw one comic panel of the scene. The characters are drawn in their current state "
-        f"(buff, skill, mood). Costs {PANEL_COST} credits."
+        f"(buff, skill, mood). Costs {PANEL_COST} credits. To offer the reader a choice, "
+        f"call it {VARIANTS_MIN} to {VARIANTS_MAX} times in one reply with the same prompt "
+        "and `variants` set to the number of calls: each draws its own variant, one "
+        "approval covers them all, and the reader picks one."
     )
     args = ImageArgs
 

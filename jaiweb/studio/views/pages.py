@@ -35,6 +35,7 @@ from jaiweb.studio.selectors import (
 )
 from jaiweb.studio.views.access import is_htmx, own_session
 from journal.errors import UnknownEntry
+from journal.variants import choices_of
 
 
 @login_required
@@ -100,10 +101,10 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
         return HttpResponse(_("say which panel to load the panels before"), status=422)
     try:
         rows = branch_rows(session=session, lazy=True)
-        strip = strip_view(rows, before=before, session=session)
+        state = app_state_at(session=session, rows=rows)
+        strip = strip_view(rows, before=before, session=session, choices=choices_of(state))
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
-    state = app_state_at(session=session, rows=rows)
     strip = strip_lettered(strip, session=session, state=state)
     characters = characters_of(state)
     return render(

@@ -25,6 +25,7 @@ from jaiweb.sessions.commands import (
     session_rewind,
     session_stop,
 )
+from jaiweb.sessions.variants import variants_count, variants_prompt
 from jaiweb.store.errors import (
     OperationNotFound,
     OperationStateConflict,
@@ -106,6 +107,10 @@ def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
     text = request.POST.get("text", "")
     expected = request.POST.get("expected_leaf_id") or None  # the leaf this page shows
     try:
+        # "Draw N variants" beside Send: the prompt goes in as that request.
+        text = variants_prompt(
+            text=text, count=variants_count(request.POST.get("variants")), language=get_language()
+        )
         prompt_submit(session=session, user=request.user, text=text, expected_leaf_id=expected)
     except StoreError as exc:
         response = _refusal(request, session, exc)  # a stale one keeps the typed text

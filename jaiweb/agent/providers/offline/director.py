@@ -17,7 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from jaiweb.agent.providers.base import StreamEnd, StreamEvent, TextDelta, ToolCallDelta, ToolSpec
-from jaiweb.agent.providers.offline import grammar, keywords
+from jaiweb.agent.providers.offline import grammar, keywords, variants
 from jaiweb.agent.providers.offline.limits import CAPTION_LIMIT, FIELD_LIMITS, PROMPT_LIMIT
 from jaiweb.agent.providers.offline.memory import (
     Memory,
@@ -129,13 +129,26 @@ def _plan_prompt(text: str, memory: Memory, offered: set[str], lang: str) -> Pla
     if not text.strip():
         plan.say("empty")
         return plan
+    count, text = variants.requested(text)  # "draw 3 variants of …", "画3个版本：…"
+    if count is not None and not variants.in_range(count):
+        plan.lines.append(variants.out_of_range(count, lang))
+        return plan
     commands, scene = grammar.parse(text)
     if commands:
         _plan_commands(plan, commands, scene, memory, offered)
     else:
         _plan_keywords(plan, text, memory, offered)
+    if count is not None:
+        _plan_variants(plan, count)
     _say_costs(plan, memory)
     return plan
+
+
+def _plan_variants(plan: Plan, count: int) -> None:
+    """Each panel the plan draws, drawn as ``count`` variants of one set."""
+    if any(name == GENERATE for name, _ in plan.calls):
+        plan.calls = variants.expand(plan.calls, count)
+        plan.lines.append(variants.announce(plan.lang, count))
 
 
 def _plan_commands(

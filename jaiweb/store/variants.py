@@ -1,0 +1,75 @@
+"""Reads for the strip's switcher: the variant sets on a path (``journal/variants.py``), and
+the sibling prompts of a turn (a regenerate's, a resend's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jaiweb.store.models import ComicSession, Entry
+from jaiweb.store.rows import StoredEntry, parse_rows
+from journal.variants import DRAW_TOOL, VariantSet, sets_on
+
+
+def variant_sets_of(rows: Sequence[StoredEntry]) -> list[VariantSet]:
+    """The variant sets drawn on a path (``rows``: root → a node), each with its members.
+
+    Only the rows that name the drawing tool are parsed: the replies that call it and its
+    results."""
+    kept = [r for r in rows if r.type == "message" and r.may_contain(DRAW_TOOL)]
+    parse_rows(kept)
+    return sets_on(r.entry for r in kept)
+
+
+def prompt_siblings(*, session: ComicSession, parents: Sequence[str]) -> dict[str, list[str]]:
+    """The prompts hanging from each node of ``parents``, in append order: its user-message
+    children and those of the rewinds made to it (a regenerate or a resend hangs its prompt
+    under a ``branch`` entry at the node). Two queries, whatever the number of nodes."""
+    if not parents:
+        return {}
+    known = session.entry_count
+    under = list(
+        Entry.objects.filter(session=session, parent_id__in=set(parents), seq__lte=known)
+        .values_list("parent_id", "entry_id", "type", "seq", "payload__message__role")
+        .order_by("seq")
+    )
+    node_of = {entry_id: parent for parent, entry_id, type_, _s, _r in under if type_ == "branch"}
+    found: list[tuple[int, str, str]] = [
+        (seq, parent, entry_id)
+        for parent, entry_id, type_, seq, role in under
+        if type_ == "message" and role == "user"
+    ]
+    if node_of:
+        found += [
+            (seq, node_of[parent], entry_id)
+            for parent, entry_id, seq in Entry.objects.filter(
+                session=session,
+                parent_id__in=set(node_of),
+                seq__lte=known,
+                type="message",
+                payload__message__role="user",
+            ).values_list("parent_id", "entry_id", "seq")
+        ]
+    siblings: dict[str, list[str]] = {parent: [] for parent in parents}
+    for _seq, parent, entry_id in sorted(found):
+        siblings[parent].append(entry_id)
+    return siblings
+
+
+def line_end(*, session: ComicSession, entry_id: str) -> str:
+    """The last entry of the line (the chain of first children) that holds ``entry_id``:
+    where that branch was left, as a sibling turn's flip goes back to. ``entry_id`` itself
+    when it is unknown."""
+    chain = (
+        Entry.objects.filter(session=session, entry_id=entry_id)
+        .values_list("chain", flat=True)
+        .first()
+    )
+    if chain is None:
+        return entry_id
+    last = (
+        Entry.objects.filter(session=session, chain=chain, seq__lte=session.entry_count)
+        .order_by("-chain_pos")
+        .values_list("entry_id", flat=True)
+        .first()
+    )
+    return last or entry_id
