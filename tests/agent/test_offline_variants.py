@@ -67,7 +67,7 @@ def test_a_state_change_with_variants_is_made_once():
     reply = reply_to("画3个版本：猪猪侠吃下超级棒棒糖，上擂台对决超人强！", "zh")
     names = [c.name for c in reply.tool_calls]
     assert names == ["set_character_state"] + ["generate_image"] * 3
-    assert "3 个版本" in reply.text and "30 点券" in reply.text
+    assert "3 个版本" in reply.text and "30 积分" in reply.text
 
 
 def test_prompts_without_a_count_are_read_as_before():

@@ -313,6 +313,19 @@ MATRIX: dict[tuple[str, str], Case] = {
     ("GET", "/sessions/{session_id}/comic"): read(
         lambda w: (f"/sessions/{w.panelled.id}/comic?format=cbz", None)
     ),
+    ("GET", "/sessions/{session_id}/entries/{entry_id}/lettering"): read(
+        lambda w: (f"/sessions/{w.panelled.id}/entries/e_panel/lettering", None)
+    ),
+    ("POST", "/sessions/{session_id}/entries/{entry_id}/lettering"): write(
+        lambda w: (f"/sessions/{w.panelled.id}/entries/e_panel/lettering", {"caption": "一"}),
+        200,
+    ),
+    ("GET", "/sessions/{session_id}/page"): read(
+        lambda w: (f"/sessions/{w.panelled.id}/page", None)
+    ),
+    ("POST", "/sessions/{session_id}/page"): write(
+        lambda w: (f"/sessions/{w.panelled.id}/page", {"layout": "splash"}), 200
+    ),
     ("GET", "/sessions/{session_id}/chapters"): read(
         lambda w: (f"/sessions/{w.chaptered.id}/chapters", None)
     ),

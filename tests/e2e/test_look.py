@@ -1,8 +1,9 @@
 """The designed interface in Chromium (issue 29.7): the README's pictures, and axe-core.
 
 One studio with DEBUG left to its default (off, as `./dev studio` serves). A newcomer signs
-up, draws two panels and shares the branch; then the studio, the shared branch (the reader's
-view), the credits page and a 404 are shot at 1440 and 390 px wide, in English and in
+up, draws two panels and shares the branch; then the studio, its Read mode, the shared
+branch (the reader's view), the credits page and a 404 are shot at 1440 and 390 px wide,
+in English and in
 Chinese, and axe-core (vendored under tests/e2e/vendor/, run through Playwright with the
 page's own policy still enforced) checks each of them for serious or critical accessibility
 violations. A revoked share link answers the studio's own 404, not Django's debug page.
@@ -126,6 +127,8 @@ def test_the_pages_look_finished_and_pass_axe(own_studio, new_page):
 
     found: dict[str, list] = {}
     each_look(page, "studio", f"{base}/sessions/{session_id}/", "#strip [data-panel]", found)
+    read = f"{base}/sessions/{session_id}/read"
+    each_look(page, "read", read, "[data-reading] [data-panel]", found)
     each_look(page, "share", shared, "[data-shared-branch] [data-panel]", found)
     each_look(page, "credits", f"{base}/credits/", "#credits-balance", found)
     each_look(page, "404", f"{base}/no/such/page/", '[data-status="404"]', found)

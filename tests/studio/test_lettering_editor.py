@@ -120,4 +120,5 @@ def test_a_shared_branch_shows_the_words_as_edited_at_its_node(client, alice, dr
     _, token = share_link_create(session_id=drawn.id)
     page = client.get(f"/s/{token}/").content.decode()
     assert "Shared &lt;i&gt;caption&lt;/i&gt;" in page and "Hello reader" in page
-    assert "hx-get" not in page.split('class="strip-page"')[1]  # nothing to edit there
+    reading = page.split("data-reading", 1)[1]  # the reader's pages: nothing to edit there
+    assert "hx-get" not in reading and "data-lettering-form" not in reading
