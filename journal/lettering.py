@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from journal.appstate import describe
 from journal.jsonvalues import check_text
 
 CAPTION_MAX = 300  # characters of a caption
@@ -129,15 +130,6 @@ class UnreadableLettering(ValueError):
     """An edit or a state this model cannot read; the message names the field."""
 
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
-
-
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -146,7 +138,7 @@ def read(model: type[M], value: Any) -> M:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        raise UnreadableLettering(_describe(exc)) from None
+        raise UnreadableLettering(describe(exc)) from None
 
 
 def lettering_in(state: Mapping[str, Any] | None) -> dict[str, PanelLettering]:

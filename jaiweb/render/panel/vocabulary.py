@@ -67,7 +67,7 @@ SETTINGS: tuple[Word, ...] = (
     Word("rain", "雨中", ("rain", "raining", "rains", "rainy", "storm", "stormy", "downpour",
          "下雨", "大雨", "暴雨", "雨中", "雨天", "淋雨", "雨")),
 )
-DEFAULT_SETTING = "default"  # outdoors: a green hill under the sky (CONTRACT §7)
+DEFAULT_SETTING = "default"  # outdoors: a green hill under the sky (docs/ARCHITECTURE.md §13)
 
 TIMES: tuple[Word, ...] = (
     Word("night", "夜晚", ("night", "midnight", "at night", "tonight", "moon", "moonlight",
