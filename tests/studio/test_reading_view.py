@@ -91,7 +91,8 @@ def test_readers_see_panels_captions_and_speech_and_no_billing_talk(
             assert reply not in html, f"{where} shows the director's narration"
     # the session's own studio keeps the narration, folded under each panel
     studio = client.get(f"/sessions/{episode.id}/").content.decode()
-    folds = re.findall(r'<details class="narration-fold" data-narration>.*?</details>', studio)
+    fold = r'<details class="narration-fold" data-narration>.*?</details>'
+    folds = re.findall(fold, studio, re.S)
     assert len(folds) == 2 and all(FORBIDDEN.search(f) for f in folds)
 
 
