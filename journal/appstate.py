@@ -21,23 +21,15 @@ from pydantic import (
     model_validator,
 )
 
-from journal.jsonvalues import Id, Text, check_json
+from journal.jsonvalues import Id, Text, check_json, whole_number
 
 # An image id as the session file writes one (``journal.session_file`` uses this pattern).
 IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 SEED_LIMIT = 2**32  # a character's seed is an int from 0 to SEED_LIMIT - 1
 
 
-def _whole(value: Any) -> Any:
-    """A JSON number with no fraction (``46.0``) as the integer it is, as JSON Schema reads
-    it; anything else is left for the strict check (so ``"7"`` and ``true`` are no seed)."""
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
 # A seed: a whole JSON number from 0 to SEED_LIMIT - 1.
-Seed = Annotated[int, Field(ge=0, lt=SEED_LIMIT, strict=True), BeforeValidator(_whole)]
+Seed = Annotated[int, Field(ge=0, lt=SEED_LIMIT, strict=True), BeforeValidator(whole_number)]
 # A character's look: what keeps it the same from panel to panel. Unset, neither is written.
 LOOK_FIELDS = ("seed", "reference_image_id")
 

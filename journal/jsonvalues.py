@@ -169,3 +169,11 @@ Id = Annotated[
     ),
 ]
 JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+
+
+def whole_number(value: Any) -> Any:
+    """A JSON number with no fraction (``46.0``) as the integer it is, as JSON Schema reads
+    it; anything else is left for a strict check (so ``"7"`` and ``true`` stay refused)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value

@@ -14,6 +14,7 @@ from ninja import Schema
 from ninja.schema import DjangoGetter
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     Field,
     StringConstraints,
     create_model,
@@ -24,7 +25,7 @@ from pydantic import (
 from jaiweb.agent.tools.character import max_length
 from journal.appstate import IMAGE_ID_PATTERN, AppState, Seed
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
-from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text
+from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text, whole_number
 from journal.lettering import BUBBLES_MAX, CAPTION_MAX, NAME_MAX, ORDER_MAX, SPEECH_MAX
 from journal.records import Record
 from journal.recovery import Verdict
@@ -211,20 +212,22 @@ def _prompt_schema(schema: dict) -> None:
 PromptText = Annotated[str, AfterValidator(check_text), Field(json_schema_extra=_prompt_schema)]
 
 
-class PromptIn(BodyIn):
+# Whole JSON numbers: 3.0 is 3, as JSON Schema reads it; 2.5, "3" and true are refused.
+VariantsCount = Annotated[
+    int,
+    Field(ge=VARIANTS_MIN, le=VARIANTS_MAX, strict=True),
+    BeforeValidator(whole_number),
+]
+VariantNumber = Annotated[
+    int, Field(ge=1, le=VARIANTS_MAX, strict=True), BeforeValidator(whole_number)
+]
+
+
+class PromptTextIn(BodyIn):
     text: PromptText
     # The leaf the sender's page shows: an idle session that left that node's branch since
     # answers 409 with its current leaf (a running one takes the prompt as steering).
     expected_leaf_id: Id | None = None
-    variants: int | None = Field(
-        default=None,
-        ge=VARIANTS_MIN,
-        le=VARIANTS_MAX,
-        strict=True,
-        description=f"{VARIANTS_MIN} to {VARIANTS_MAX}: ask for that many variants of the "
-        "panel, drawn and charged each on its own, approved once; the prompt is sent as "
-        "that request in the page's language",
-    )
 
     @field_validator("text")
     @classmethod
@@ -239,6 +242,15 @@ class PromptIn(BodyIn):
         if not value.strip():
             raise ValueError("the prompt is empty")
         return value
+
+
+class PromptIn(PromptTextIn):
+    variants: VariantsCount | None = Field(
+        default=None,
+        description=f"{VARIANTS_MIN} to {VARIANTS_MAX}: ask for that many variants of the "
+        "panel, drawn and charged each on its own, approved once; the prompt is sent as "
+        "that request in the page's language",
+    )
 
 
 class PromptOut(Schema):
@@ -444,9 +456,7 @@ class StateWriteOut(Schema):
 
 
 class VariantChoiceIn(BodyIn):
-    variant: int = Field(
-        ge=1, le=VARIANTS_MAX, strict=True, description="which drawn variant, from 1"
-    )
+    variant: VariantNumber = Field(description="which drawn variant, from 1")
     expected_leaf_id: Id | None = Field(
         default=None, description="the leaf the sender saw; left out: the leaf as it is now"
     )
@@ -510,7 +520,7 @@ class ForkIn(BodyIn):
     title: Title | None = Field(default=None, description="default: this session's title")
 
 
-class ResendIn(PromptIn):
+class ResendIn(PromptTextIn):
     """The edited prompt; ``expected_leaf_id`` as for a prompt (409 when the leaf moved)."""
 
 
@@ -576,8 +586,21 @@ class BubbleIn(BodyIn):
     y: Place | None = Field(default=None, description="the bubble's top down the picture, 0 to 1")
 
 
+def at_least_one_of(*names: str) -> dict[str, Any]:
+    """The JSON Schema rule that one of these fields is there and not null, as the
+    service requires (a body that changes nothing is 422)."""
+    return {
+        "anyOf": [
+            {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+            for name in names
+        ]
+    }
+
+
 class LetteringIn(BodyIn):
     """A panel's lettering changed: the caption, the bubbles (every one, in order), or both."""
+
+    model_config = {"json_schema_extra": at_least_one_of("caption", "speech")}
 
     caption: CaptionText | None = None
     speech: list[BubbleIn] | None = Field(default=None, max_length=BUBBLES_MAX)
@@ -604,6 +627,8 @@ class LetteringOut(Schema):
 
 class PageIn(BodyIn):
     """How the branch reads as pages: a layout, the panels' order (entry ids), or both."""
+
+    model_config = {"json_schema_extra": at_least_one_of("layout", "order")}
 
     layout: Literal["2x2", "3-tier", "strip", "splash"] | None = None
     order: list[Id] | None = Field(default=None, max_length=ORDER_MAX)

@@ -166,11 +166,13 @@ def submit_prompt(request: HttpRequest, session_id: str, body: PromptIn):
     409 with the current ``leaf_id``. Too many prompts: 429 with Retry-After.
     """
     session = session_for(user=request.auth, session_id=session_id, write=True)
+    text = variants_prompt(text=body.text, count=body.variants, language=get_language())
     accepted = prompt_submit(
         session=session,
         user=request.auth,
-        text=variants_prompt(text=body.text, count=body.variants, language=get_language()),
+        text=text,
         expected_leaf_id=body.expected_leaf_id,
+        framing=len(text) - len(body.text),
     )
     return Status(202, accepted)
 

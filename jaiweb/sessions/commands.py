@@ -115,15 +115,19 @@ def prompt_submit(
     text: str,
     expected_leaf_id: str | None = None,
     language: str | None = None,
+    framing: int = 0,
 ) -> Accepted:
     """A prompt from the session's owner: a new run on an idle session, steering otherwise;
-    ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw."""
+    ``StaleLeaf`` when the session is idle and no longer at the leaf the sender saw.
+    ``framing``: characters the studio wrapped around the typed text (operation_accept)."""
     prompt_rate_check(user.pk)
-    return _prompt_accept(session, user, text, expected_leaf_id, language or get_language())
+    return _prompt_accept(
+        session, user, text, expected_leaf_id, language or get_language(), framing
+    )
 
 
 @conflicts_retried
-def _prompt_accept(session, user, text, expected_leaf_id, language) -> Accepted:
+def _prompt_accept(session, user, text, expected_leaf_id, language, framing=0) -> Accepted:
     with transaction.atomic():
         accepted = operation_accept(
             session_id=session.id,
@@ -131,6 +135,7 @@ def _prompt_accept(session, user, text, expected_leaf_id, language) -> Accepted:
             by=f"user:{user.pk}",
             expected_leaf_id=expected_leaf_id,
             language=language or "",
+            framing=framing,
         )
         runners_wake()
         watchers_notify(session.id)

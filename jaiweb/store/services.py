@@ -239,10 +239,13 @@ def operation_accept(
     expected_leaf_id: str | None = None,
     language: str = "",
     now: datetime | None = None,
+    framing: int = 0,
 ) -> Accepted:
     """A prompt: starts an operation on an idle session, or queues as steering on a running one.
 
-    ``language``: of the page it came from; a new operation narrates in it.
+    ``language``: of the page it came from; a new operation narrates in it. ``framing``:
+    characters the studio added around what the user typed (a variants request), which
+    the prompt limit does not count.
 
     The user's message entry and ``operation_accepted`` commit together. Two prompts racing
     for an idle session queue behind the session row's lock: one starts, the other steers.
@@ -253,8 +256,8 @@ def operation_accept(
     """
     now = now or timezone.now()
     limit = settings.JAIWEB_MAX_PROMPT_CHARS
-    if len(text) > limit:
-        raise PromptTooLong(len(text), limit)
+    if len(text) - framing > limit:
+        raise PromptTooLong(len(text) - framing, limit)
     if not text.strip():
         raise InvalidEntry("the prompt is empty")
     check_text(text)

@@ -104,14 +104,20 @@ def _refusal(request: HttpRequest, session, exc: StoreError) -> HttpResponse:
 @require_POST
 def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
     session = own_session(request, session_id, write=True)
-    text = request.POST.get("text", "")
+    typed = request.POST.get("text", "")
     expected = request.POST.get("expected_leaf_id") or None  # the leaf this page shows
     try:
         # "Draw N variants" beside Send: the prompt goes in as that request.
         text = variants_prompt(
-            text=text, count=variants_count(request.POST.get("variants")), language=get_language()
+            text=typed, count=variants_count(request.POST.get("variants")), language=get_language()
         )
-        prompt_submit(session=session, user=request.user, text=text, expected_leaf_id=expected)
+        prompt_submit(
+            session=session,
+            user=request.user,
+            text=text,
+            expected_leaf_id=expected,
+            framing=len(text) - len(typed),
+        )
     except StoreError as exc:
         response = _refusal(request, session, exc)  # a stale one keeps the typed text
         if isinstance(exc, PromptRateLimited):
