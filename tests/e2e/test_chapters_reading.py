@@ -12,6 +12,7 @@ the turns have.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.e2e.helpers import (
     PASSWORD,
@@ -73,6 +74,15 @@ def start_chapter(page, session_id: str, entry_id: str, title: str) -> None:
     wait_until(lambda: leaf_of(page) != before, 10, "the chapter's app_state entry")
 
 
+def scrolled_to(locator) -> bool:
+    """Scroll ``locator`` into view; False when the element it found was replaced meanwhile."""
+    try:
+        locator.scroll_into_view_if_needed(timeout=2000)
+    except PlaywrightError:
+        return False
+    return True
+
+
 def headings(page) -> list[tuple[str, str]]:
     found = page.locator("#tree h3.chapter-heading").evaluate_all(
         "els => els.map(e => [e.dataset.chapter, e.querySelector('.chapter-title').textContent])"
@@ -114,7 +124,8 @@ def test_chapters_unread_dots_and_back(shared_studio, new_page):
     assert "chapters changed" in node(owner, leaf_of(owner)).inner_text()
     first = item(owner, ring[-1]).locator(":scope > h3.chapter-heading")
     assert first.is_visible()
-    first.scroll_into_view_if_needed()
+    # the tree may be drawn again under the locator (a live update): scroll the new one
+    wait_until(lambda: scrolled_to(first), 10, "the first chapter heading in view")
     shot(owner, "tree-chapters")
 
     # the owner saw both branches when each was active: nothing unread for them

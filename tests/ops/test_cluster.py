@@ -131,6 +131,8 @@ def test_two_web_processes_one_runner_and_takeovers(env, database, tmp_path):
                 "database": "ok",
                 "channel_layer": "ok",
                 "layer": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                "database_vendor": "postgresql",
+                "director": "offline",
                 "cache": "ok",
                 "disk": "ok",
                 "disk_full": [],

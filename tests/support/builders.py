@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.agent.tools import default_tools
@@ -57,9 +58,12 @@ def operation_stopped_at(
     or held on. Returns the operation's id.
     """
     args = PANEL_ARGS if args is None else args
-    got = operation_accept(session_id=session.id, text=prompt)
-    op, now = got.operation_id, timezone.now()
-    lease = operation_claim(owner=owner, now=now, lease_seconds=lease_seconds, operation_id=op)
+    # Accepted and claimed in one transaction: a live studio's runner polling the same
+    # database never sees the operation unclaimed, so it cannot take it first.
+    with transaction.atomic():
+        got = operation_accept(session_id=session.id, text=prompt)
+        op, now = got.operation_id, timezone.now()
+        lease = operation_claim(owner=owner, now=now, lease_seconds=lease_seconds, operation_id=op)
     calls = [] if at == "final" else [{"id": call_id, "name": tool, "arguments": args}]
     reply = MessageEntry(
         id="A" + op[-6:],
