@@ -146,7 +146,8 @@ class SessionCreateIn(BodyIn):
     initial_app_state: AppState | None = Field(
         default=None,
         description="kept as sent (unknown fields too), once the agent can read it; "
-        "default: no characters, permission mode ask",
+        "default: no characters, permission mode ask; the session's `language` (en / zh), "
+        "unless given here, is the one Accept-Language asks for, when it asks",
     )
 
     def app_state_as_sent(self) -> dict | None:
@@ -591,8 +592,7 @@ def at_least_one_of(*names: str) -> dict[str, Any]:
     service requires (a body that changes nothing is 422)."""
     return {
         "anyOf": [
-            {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-            for name in names
+            {"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in names
         ]
     }
 

@@ -73,11 +73,24 @@ def list_sessions(request: HttpRequest):
     openapi_extra=links(201, **session_links(NEW_SESSION)),
 )
 def create_session(request: HttpRequest, body: SessionCreateIn):
-    """A new, empty session (``initial_app_state`` defaults to no characters, mode ask)."""
-    session = session_create(
-        owner=request.auth, title=body.title, initial_app_state=body.app_state_as_sent()
-    )
+    """A new, empty session (``initial_app_state`` defaults to no characters, mode ask).
+
+    A request that says its language (``Accept-Language``) makes a session in it, unless
+    the state sent names one: the built-ins' names and states are then written in it, as
+    for a session made in the studio."""
+    state = body.app_state_as_sent()
+    language = _asked_language(request)
+    if language and "language" not in (state or {}):
+        state = {"characters": {}, "permission_mode": "ask", **(state or {}), "language": language}
+    session = session_create(owner=request.auth, title=body.title, initial_app_state=state)
     return Status(201, session_detail(session=session))
+
+
+def _asked_language(request: HttpRequest) -> str | None:
+    """``zh`` or ``en``, the language the request was answered in, when it asked for one."""
+    if not request.META.get("HTTP_ACCEPT_LANGUAGE"):
+        return None
+    return "zh" if (get_language() or "").lower().startswith("zh") else "en"
 
 
 @router.get(

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from jaiweb.agent.providers.offline import OfflineDirector
 from jaiweb.store.errors import InvalidEntry
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import branch_get
@@ -13,8 +14,9 @@ from jaiweb.store.services import rewind_append, session_create
 from jaiweb.store.transfer import session_export
 from journal.entries import entry_to_dict
 from journal.jsonvalues import NUL, SURROGATE
-from tests.api.conftest import start_run
+from tests.api.conftest import api_for, start_run
 from tests.support.deep_json import JSON_VALUE_DEPTH_MAX, nested_value
+from tests.support.runs import Harness
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +35,37 @@ def test_create_then_read(as_alice):
 def test_a_new_session_starts_with_no_characters(as_alice):
     body = as_alice.post("/sessions", {"title": "空"}).json()
     assert body["app_state"] == {"characters": {}, "permission_mode": "ask"}
+
+
+@pytest.mark.parametrize(
+    ("accept", "sent", "language"),
+    [
+        (None, None, None),  # a script that says no language: as before
+        ("en-GB,en;q=0.9", None, "en"),
+        ("zh-CN,zh;q=0.9", None, "zh"),
+        ("fr", None, "en"),  # answered in English, so made in English
+        ("zh-CN", {"language": "en"}, "en"),  # the state sent wins
+    ],
+)
+def test_a_new_session_is_made_in_the_language_asked_for(alice, accept, sent, language):
+    api = api_for(alice)
+    if accept:
+        api.headers["Accept-Language"] = accept
+    body = {"title": "t", **({"initial_app_state": sent} if sent else {})}
+    state = api.post("/sessions", body).json()["app_state"]
+    assert state.get("language") == language
+    assert state.get("characters", {}) == {}
+
+
+def test_an_english_session_from_the_api_names_the_built_ins_in_english(alice):
+    api = api_for(alice)
+    api.headers["Accept-Language"] = "en"
+    session_id = api.post("/sessions", {"title": "t"}).json()["id"]
+    sent = api.post(f"/sessions/{session_id}/prompts", {"text": "Make Pig-Man sad"})
+    harness = Harness(ComicSession.objects.get(id=session_id))
+    assert harness.run(OfflineDirector(), operation_id=sent.json()["operation_id"]) == "finished"
+    state = api.get(f"/sessions/{session_id}").json()["app_state"]
+    assert state["characters"] == {"Pig-Man": {"buff": "none", "skill": "none", "mood": "sad"}}
 
 
 @pytest.mark.parametrize(
