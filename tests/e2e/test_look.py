@@ -42,9 +42,13 @@ AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1.min.js"
 WIDTHS = {1440: 900, 390: 844}  # width: height
 LANGUAGES = ("en", "zh-hans")
 SHOTS = SCREENSHOTS / "look"
-PICTURES_SETTLED = """() => [...document.images]
+# The pictures a person can see that are still loading: a picture in a folded or hidden
+# part (no layout box) is not shown, and a lazy one below the fold is not fetched yet.
+PICTURES_PENDING = """() => [...document.images]
+  .filter(i => i.getClientRects().length > 0)
   .filter(i => i.loading !== "lazy" || i.getBoundingClientRect().top < innerHeight)
-  .every(i => i.complete)"""
+  .filter(i => !i.complete)
+  .map(i => i.currentSrc || i.src)"""
 BLOCKING = ("serious", "critical")
 
 AXE_RUN = """async () => {
@@ -77,7 +81,16 @@ def axe_violations(page) -> list[dict]:
 def settle(page) -> None:
     """Fonts loaded and every picture on screen decoded, so the shot is what a person sees."""
     page.evaluate("() => document.fonts.ready.then(() => true)")
-    wait_until(lambda: page.evaluate(PICTURES_SETTLED), 15, "the pictures")
+    pending: list[str] = []
+
+    def settled() -> bool:
+        pending[:] = page.evaluate(PICTURES_PENDING)
+        return not pending
+
+    try:
+        wait_until(settled, 15, "the pictures")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; still loading: {pending}") from None
 
 
 def speak(page, language: str, url: str) -> None:
