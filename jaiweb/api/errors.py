@@ -21,12 +21,8 @@ from jaiweb.store.conflicts import is_conflict
 from jaiweb.store.errors import (
     ImageNotYours,
     InvalidField,
-    LabelNotFound,
-    OperationNotFound,
     PromptRateLimited,
     PromptTooLong,
-    SessionNotFound,
-    ShareLinkNotFound,
     StaleLeaf,
     StoreError,
 )
@@ -36,13 +32,7 @@ from journal.jsonvalues import JsonTooDeep
 
 log = logging.getLogger("jaiweb.api")
 
-NOT_FOUND = {
-    SessionNotFound: "no such session",
-    OperationNotFound: "no such operation",
-    UnknownEntry: "no such entry",
-    LabelNotFound: "no such label",
-    ShareLinkNotFound: "no such share link",
-}
+NO_SUCH_ENTRY = "no such entry"  # the core's UnknownEntry; a StoreError says its own words
 
 
 class ApiError(Exception):
@@ -118,27 +108,21 @@ def _message(error: dict) -> str:
 
 def install_error_handlers(api: NinjaAPI) -> None:
     def on_store_error(request: HttpRequest, exc: StoreError) -> HttpResponse:
-        # The status is the refusal's own (``StoreError.http_status``); the body adds
-        # what a client needs to act on it.
-        status = exc.http_status
-        if isinstance(exc, ImageNotYours):  # a 404 that names the field it refuses
-            return error_response(api, request, status, exc.code, str(exc), field=exc.field)
-        if status == 404:
-            detail = next((d for cls, d in NOT_FOUND.items() if isinstance(exc, cls)), "not found")
-            return error_response(api, request, 404, "not_found", detail)
+        # The status and the detail are the refusal's own (``StoreError.http_status`` and
+        # ``api_detail``); the body adds what a client needs to act on it.
+        answer = (api, request, exc.http_status, exc.code, exc.api_detail())
+        if isinstance(exc, ImageNotYours | InvalidField):  # ImageNotYours: a 404 naming it
+            return error_response(*answer, field=exc.field)
         if isinstance(exc, PromptTooLong):
-            return error_response(api, request, status, exc.code, f"text: {exc}", field="text")
-        if isinstance(exc, InvalidField):
-            return error_response(api, request, status, exc.code, str(exc), field=exc.field)
+            return error_response(*answer, field="text")
         if isinstance(exc, StaleLeaf):
-            return error_response(api, request, status, exc.code, str(exc), leaf_id=exc.actual)
+            return error_response(*answer, leaf_id=exc.actual)
         if isinstance(exc, PromptRateLimited):
-            retry = {"Retry-After": str(max(1, exc.retry_after))}
-            return error_response(api, request, status, exc.code, str(exc), headers=retry)
-        return error_response(api, request, status, exc.code, str(exc))
+            return error_response(*answer, headers={"Retry-After": str(max(1, exc.retry_after))})
+        return error_response(*answer)
 
     def on_unknown_entry(request: HttpRequest, exc: UnknownEntry) -> HttpResponse:
-        return error_response(api, request, 404, "not_found", NOT_FOUND[UnknownEntry])
+        return error_response(api, request, 404, "not_found", NO_SUCH_ENTRY)
 
     def on_api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
         return error_response(api, request, exc.status, exc.code, exc.detail)

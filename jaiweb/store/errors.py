@@ -1,10 +1,14 @@
 """The refusals of the services. Each says what was refused and why; nothing was written.
 
-``http_status`` is the one table from refusal to HTTP status: the API, the studio's
-views and the socket all answer with it.
+Each refusal is the one table of what it answers: ``http_status`` (the API, the studio's
+views and the socket all answer with it), ``api_detail()`` (the API's ``detail``, English
+and part of its contract) and ``user_message()`` (a sentence for the person who asked, in
+their language; the studio shows it).
 """
 
 from __future__ import annotations
+
+from django.utils.translation import gettext as _
 
 
 class StoreError(Exception):
@@ -12,6 +16,14 @@ class StoreError(Exception):
 
     code = "store_error"
     http_status = 409  # what was asked does not fit the session's or the operation's state
+
+    def api_detail(self) -> str:
+        """Say the refusal to an API client, in the same English words in every language."""
+        return str(self)
+
+    def user_message(self) -> str:
+        """Say the refusal to the person who made the request, in the active language."""
+        return _("That is not possible now: %(why)s") % {"why": self}
 
 
 class SessionNotFound(StoreError):
@@ -22,6 +34,12 @@ class SessionNotFound(StoreError):
         self.session_id = session_id
         super().__init__(f"no session {session_id!r}")
 
+    def api_detail(self) -> str:
+        return "no such session"  # not the id: a 404 tells nothing of others' data
+
+    def user_message(self) -> str:
+        return _("This session does not exist, or it is not yours.")
+
 
 class OperationNotFound(StoreError):
     code = "not_found"
@@ -31,6 +49,12 @@ class OperationNotFound(StoreError):
         self.operation_id = operation_id
         super().__init__(f"no operation {operation_id!r}")
 
+    def api_detail(self) -> str:
+        return "no such operation"
+
+    def user_message(self) -> str:
+        return _("This run does not exist, or it is not yours.")
+
 
 class LabelNotFound(StoreError):
     code = "not_found"
@@ -39,6 +63,12 @@ class LabelNotFound(StoreError):
     def __init__(self, label_id: object):
         self.label_id = label_id
         super().__init__(f"no label {label_id!r}")
+
+    def api_detail(self) -> str:
+        return "no such label"
+
+    def user_message(self) -> str:
+        return _("This label does not exist any more.")
 
 
 class ShareLinkNotFound(StoreError):
@@ -50,6 +80,12 @@ class ShareLinkNotFound(StoreError):
     def __init__(self) -> None:
         super().__init__("no such share link")
 
+    def api_detail(self) -> str:
+        return "no such share link"
+
+    def user_message(self) -> str:
+        return _("This share link does not exist, or it was revoked.")
+
 
 class NotApplicable(StoreError):
     """A valid request that the node it names cannot take: a resend of what is not a later
@@ -57,6 +93,9 @@ class NotApplicable(StoreError):
 
     code = "not_applicable"
     http_status = 409
+
+    def user_message(self) -> str:
+        return _("This tool does not apply to this node: %(why)s") % {"why": self}
 
 
 class StaleLeaf(StoreError):
@@ -72,6 +111,9 @@ class StaleLeaf(StoreError):
             f"session {session_id!r}: expected leaf {expected!r}, but the leaf is {actual!r}"
         )
 
+    def user_message(self) -> str:
+        return _("The session moved on in another tab; the page shows where it is now.")
+
 
 class NothingToGoBackTo(StoreError):
     """ "Back to where I was" on a path no rewind has passed: there is no leaf it left."""
@@ -83,12 +125,18 @@ class NothingToGoBackTo(StoreError):
         self.session_id = session_id
         super().__init__(f"session {session_id!r}: no rewind on the active branch to undo")
 
+    def user_message(self) -> str:
+        return _("There is no “continue from here” on this branch to go back from.")
+
 
 class InvalidEntry(StoreError, ValueError):
     """Input that cannot be kept: unknown parent, duplicate id, bad payload, bad text."""
 
     code = "invalid_entry"
     http_status = 422
+
+    def user_message(self) -> str:
+        return _("This cannot be kept: %(why)s") % {"why": self}
 
 
 class InvalidField(InvalidEntry):
@@ -111,6 +159,9 @@ class ImageNotYours(InvalidEntry):
         self.image_id = image_id
         super().__init__(f"{field}: {image_id!r} is not one of your images")
 
+    def user_message(self) -> str:
+        return _("That picture is not one of your images.")
+
 
 class SessionBusy(StoreError):
     """The session has an unfinished operation, so it cannot be navigated or edited."""
@@ -124,6 +175,9 @@ class SessionBusy(StoreError):
         why = "waiting for an admin" if parked else "a run is in progress"
         super().__init__(f"session {session_id!r}: {why} (operation {operation_id!r})")
 
+    def user_message(self) -> str:
+        return _("A run is going; wait for it to finish or stop it.")
+
 
 class SessionParked(SessionBusy):
     """The session's operation waits in the recovery inbox: new prompts wait too."""
@@ -132,6 +186,9 @@ class SessionParked(SessionBusy):
 
     def __init__(self, session_id: str, operation_id: str):
         super().__init__(session_id, operation_id, parked=True)
+
+    def user_message(self) -> str:
+        return _("This session is waiting for an admin; try again once it is resolved.")
 
 
 class PromptTooLong(StoreError):
@@ -142,6 +199,15 @@ class PromptTooLong(StoreError):
         self.length = length
         self.limit = limit
         super().__init__(f"the prompt has {length} characters; at most {limit} are accepted")
+
+    def api_detail(self) -> str:
+        return f"text: {self}"  # the field it refuses, as a 422 of the API names it
+
+    def user_message(self) -> str:
+        return _("The prompt is %(n)s characters long; at most %(limit)s are allowed.") % {
+            "n": self.length,
+            "limit": self.limit,
+        }
 
 
 class StaleLog(StoreError):
@@ -162,6 +228,9 @@ class StaleLog(StoreError):
             f"but the log has {actual} records"
         )
 
+    def user_message(self) -> str:
+        return _("The run changed meanwhile; try again.")
+
 
 class LeaseLost(StoreError):
     """A runner's lease was taken over: its fencing number no longer matches."""
@@ -172,6 +241,9 @@ class LeaseLost(StoreError):
         self.operation_id = operation_id
         self.fencing = fencing
         super().__init__(f"operation {operation_id!r}: lease {fencing} is no longer held")
+
+    def user_message(self) -> str:
+        return _("The run changed meanwhile; try again.")
 
 
 class OperationStateConflict(StoreError):
@@ -191,6 +263,12 @@ class PromptRateLimited(StoreError):
         self.retry_after = retry_after
         super().__init__(f"at most {limit} prompts a minute; try again in {retry_after} s")
 
+    def user_message(self) -> str:
+        return _("Too many prompts: at most %(limit)s a minute. Try again in %(s)s s.") % {
+            "limit": self.limit,
+            "s": self.retry_after,
+        }
+
 
 class ImportRefused(StoreError):
     """The file cannot be imported; nothing was written."""
@@ -203,6 +281,12 @@ class ImportRefused(StoreError):
         self.reason = reason
         super().__init__(f"line {line_no}: {reason}")
 
+    def user_message(self) -> str:
+        return _("Line %(line)s: %(reason)s. Nothing was imported.") % {
+            "line": self.line_no,
+            "reason": self.reason,
+        }
+
 
 class BundleTooLarge(StoreError):
     """The file is larger than ``JAIWEB_MAX_BUNDLE_BYTES``; nothing was read past it."""
@@ -214,6 +298,11 @@ class BundleTooLarge(StoreError):
         self.limit = limit
         super().__init__(f"the session file is larger than {limit} bytes (JAIWEB_MAX_BUNDLE_BYTES)")
 
+    def user_message(self) -> str:
+        return _("The file is larger than %(limit)s bytes, the most an import takes.") % {
+            "limit": self.limit
+        }
+
 
 class ImportConflict(StoreError):
     """Another import wrote one of the same images at the same moment; nothing was written."""
@@ -223,3 +312,6 @@ class ImportConflict(StoreError):
     def __init__(self, image_id: str):
         self.image_id = image_id
         super().__init__(f"image {image_id!r} was written by another import meanwhile; try again")
+
+    def user_message(self) -> str:
+        return _("Another import wrote the same pictures at the same moment; try again.")

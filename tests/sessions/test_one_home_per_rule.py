@@ -41,8 +41,8 @@ from jaiweb.store.selectors import (
 from jaiweb.store.services import operation_accept, operation_park, session_create
 from jaiweb.studio.consumers import _watchable
 from jaiweb.studio.selectors import my_sessions
+from jaiweb.studio.views.answers import write_refused
 from jaiweb.studio.views.sessions import SessionForm
-from jaiweb.studio.views.writes import _refusal
 from journal.snapshot import replay
 from tests.support.builders import left_by_a_crash
 
@@ -130,7 +130,7 @@ def test_a_refusal_has_one_status_in_the_api_and_the_studio(refusal: StoreError,
     handler = api._lookup_exception_handler(refusal)
     assert handler(request, refusal).status_code == refusal.http_status
     session = session_create(owner=alice, title="t")
-    assert _refusal(request, session, refusal).status_code == refusal.http_status
+    assert write_refused(request, session, refusal).status_code == refusal.http_status
 
 
 def test_a_characters_limits_are_the_tools_for_the_agent_a_hand_edit_and_the_new_session_form(
@@ -197,12 +197,11 @@ def test_records_fold_evidence_verdict_is_one_reading_for_the_inbox_the_api_and_
 
 def test_a_refusal_reads_the_same_from_a_page_write_and_from_the_socket(alice):
     from jaiweb.studio.consumers import alert_html
-    from jaiweb.studio.views.writes import refusal_message
 
     request = RequestFactory().post("/", HTTP_HX_REQUEST="true")
     request.user = alice
     session = session_create(owner=alice, title="t")
     refusal = InvalidEntry("a <b>bold</b> name")  # what a person typed comes back in it
-    page = _refusal(request, session, refusal).content.decode().strip()
-    assert page == alert_html(refusal_message(refusal))  # one template, one shape
+    page = write_refused(request, session, refusal).content.decode().strip()
+    assert page == alert_html(refusal.user_message())  # one template, one shape
     assert 'id="form-error"' in page and "&lt;b&gt;bold&lt;/b&gt;" in page

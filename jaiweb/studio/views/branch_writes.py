@@ -1,23 +1,21 @@
 """The inspector's branch tools: fork into a new session, regenerate a reply, edit and
 resend a prompt, put a panel from another branch on this one (a cherry-pick).
 
-Like the writes of writes.py: POST, HTMX answers with the changed regions out of band
-(a plain form post is redirected), a refusal with its ``http_status`` and a sentence in
-#form-error. A write that found the leaf moved (another tab) also brings the page and the
-inspector up to date, with what was typed kept in its box.
+Each answers as every studio write does (``answers``): the changed regions out of band, or
+a refusal with its ``http_status`` and a sentence in #form-error. A write that found the
+leaf moved (another tab) also brings the inspector up to date, with what was typed kept in
+its box.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -27,17 +25,15 @@ from jaiweb.sessions.branch_commands import (
     reply_regenerate,
     session_fork,
 )
-from jaiweb.store.errors import (
-    InvalidEntry,
-    NotApplicable,
-    PromptRateLimited,
-    StaleLeaf,
-    StoreError,
-)
-from jaiweb.studio.regions import answer_regions_html
+from jaiweb.store.errors import NotApplicable, StoreError
 from jaiweb.studio.views.access import is_htmx, own_session
+from jaiweb.studio.views.answers import (
+    emptied_inspector_html,
+    input_refused,
+    write_done,
+    write_refused,
+)
 from jaiweb.studio.views.pages import inspector_context
-from jaiweb.studio.views.writes import caught_up_html, refusal_message
 from journal.errors import UnknownEntry
 
 TITLE_MAX = 200  # a session's title (store.services.session_create)
@@ -52,38 +48,23 @@ def _inspector(request: HttpRequest, session, entry_id: str, kept=None) -> str:
     return render_to_string("studio/inspector.html", ctx, request=request)
 
 
-def _done(request: HttpRequest, session, *, status: int = 200, inspector: str = "") -> HttpResponse:
-    """After a write: the regions and ``inspector`` (HTMX), or back to the page."""
-    if not is_htmx(request):
-        return redirect("studio-session", session.id)
-    session.refresh_from_db()
-    html = answer_regions_html(session=session, language=get_language())
-    html += render_to_string("studio/form-error.html", {"message": ""})
-    return HttpResponse(html + inspector, status=status)
-
-
 def _refused(
     request: HttpRequest,
     session,
     exc: StoreError,
     *,
     entry_id: str,
-    message: str | None = None,
+    message: str = "",
     kept: dict[str, str] | None = None,
 ) -> HttpResponse:
-    """A refusal in #form-error; after a stale leaf, the page and the inspector caught up."""
-    message = message or refusal_message(exc)
-    if not is_htmx(request):
-        messages.error(request, message)
-        return redirect("studio-session", session.id)
-    html = render_to_string("studio/form-error.html", {"message": message})
-    if isinstance(exc, StaleLeaf):
-        html += caught_up_html(session)
-        html += _inspector(request, session, entry_id, kept)
-    response = HttpResponse(html, status=exc.http_status)
-    if isinstance(exc, PromptRateLimited):
-        response["Retry-After"] = str(exc.retry_after)
-    return response
+    """A refusal; after a stale leaf, the inspector caught up too, with ``kept`` typed text."""
+    return write_refused(
+        request,
+        session,
+        exc,
+        message=message,
+        also_when_stale=lambda: _inspector(request, session, entry_id, kept),
+    )
 
 
 def _expected(request: HttpRequest) -> str | None:
@@ -124,7 +105,7 @@ def fork_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpRespo
     kept = {"title": title}
     if len(title) > TITLE_MAX:
         message = _("A title has at most %(limit)s characters.") % {"limit": TITLE_MAX}
-        return _refused(request, session, InvalidEntry(message), entry_id=entry_id, message=message)
+        return input_refused(request, session, message)
     try:
         fork = session_fork(
             session=session, user=request.user, entry_id=entry_id, title=title or None
@@ -163,7 +144,9 @@ def regenerate_view(request: HttpRequest, session_id: str, entry_id: str) -> Htt
     )
     if refused is not None:
         return refused
-    return _done(request, session, status=202, inspector=_emptied(request, session))
+    return write_done(
+        request, session, status=202, also=lambda: emptied_inspector_html(request, session)
+    )
 
 
 @login_required
@@ -174,8 +157,7 @@ def resend_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpRes
     text = request.POST.get("text", "")
     kept = {"text": text}
     if not text.strip():
-        message = _("Write the prompt to send.")
-        return _refused(request, session, InvalidEntry(message), entry_id=entry_id, message=message)
+        return input_refused(request, session, _("Write the prompt to send."))
     refused = _attempt(
         request,
         session,
@@ -195,7 +177,9 @@ def resend_view(request: HttpRequest, session_id: str, entry_id: str) -> HttpRes
     )
     if refused is not None:
         return refused
-    return _done(request, session, status=202, inspector=_emptied(request, session))
+    return write_done(
+        request, session, status=202, also=lambda: emptied_inspector_html(request, session)
+    )
 
 
 @login_required
@@ -218,15 +202,5 @@ def cherry_pick_view(request: HttpRequest, session_id: str, entry_id: str) -> Ht
     )
     if refused is not None:
         return refused
-    if not is_htmx(request):
-        return _done(request, session)
     # the inspector stays on the turn picked from, so its other panels can follow
-    session.refresh_from_db()
-    return _done(request, session, inspector=_inspector(request, session, entry_id))
-
-
-def _emptied(request: HttpRequest, session) -> str:
-    """The inspector emptied: the node it showed is no longer where the session is."""
-    return render_to_string(
-        "studio/inspector.html", {"session": session, "oob": True}, request=request
-    )
+    return write_done(request, session, also=lambda: _inspector(request, session, entry_id))

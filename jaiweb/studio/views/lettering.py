@@ -2,7 +2,7 @@
 
 Clicking a panel's caption or one of its bubbles opens the editor under it; saving it
 appends an ``app_state`` entry (no drawing, no charge) and the regions come back out of
-band, as for every hand edit of the state (``writes``).
+band, as for every hand edit of the state (``answers``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from jaiweb.comic.selectors import panel_layer, panel_lettering_at
 from jaiweb.comic.services import page_layout_set, panel_lettering_set
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.studio.views.access import own_session
-from jaiweb.studio.views.writes import _done, _refusal
+from jaiweb.studio.views.answers import write_done, write_refused
 from journal.errors import UnknownEntry
 from journal.lettering import BUBBLES_MAX, CAPTION_MAX, SPEECH_MAX
 from journal.pages import Lettering
@@ -104,11 +104,8 @@ def lettering_view(request: HttpRequest, session_id: str, entry_id: str) -> Http
     except UnknownEntry:
         raise Http404("no such panel on the active branch") from None
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    response = _done(request, session)
-    if response.status_code == 200 and not response.has_header("Location"):
-        response.content += CLOSED_EDITOR.encode()  # saved: the editor closes
-    return response
+        return write_refused(request, session, exc)
+    return write_done(request, session, also=lambda: CLOSED_EDITOR)  # saved: the editor closes
 
 
 @login_required
@@ -124,5 +121,5 @@ def page_layout_view(request: HttpRequest, session_id: str) -> HttpResponse:
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)

@@ -15,12 +15,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from jaiweb.sessions.commands import chapter_clear, chapter_set, session_back
-from jaiweb.store.errors import NothingToGoBackTo, StoreError
+from jaiweb.store.errors import StoreError
 from jaiweb.store.reading import path_read_mark, unread_branches
 from jaiweb.studio import tree
 from jaiweb.studio.selectors import back_preview_of
 from jaiweb.studio.views.access import own_session
-from jaiweb.studio.views.writes import _done, _refusal, _refused
+from jaiweb.studio.views.answers import input_refused, write_done, write_refused
 from journal.chapters import TITLE_MAX, BadChapter, title_check
 from journal.errors import UnknownEntry
 
@@ -82,12 +82,9 @@ def back_view(request: HttpRequest, session_id: str) -> HttpResponse:
         session_back(session=session, expected_leaf_id=expected)
     except UnknownEntry:
         raise Http404("no such entry") from None
-    except NothingToGoBackTo:
-        message = _("There is no “continue from here” on this branch to go back from.")
-        return _refused(request, session, message, 409)
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)
 
 
 @login_required
@@ -109,10 +106,10 @@ def chapter_view(request: HttpRequest, session_id: str) -> HttpResponse:
                 message = _("A chapter’s title has 1 to %(n)s characters, and not only spaces.") % {
                     "n": TITLE_MAX
                 }
-                return _refused(request, session, message, 422)
+                return input_refused(request, session, message)
             chapter_set(session=session, entry_id=entry_id, title=title, expected_leaf_id=expected)
     except UnknownEntry:
         raise Http404("no such entry") from None
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)

@@ -65,9 +65,7 @@ def _too_large(request: HttpRequest) -> bool:
 
 
 def _limit_text() -> str:
-    return _("The file is larger than %(limit)s bytes, the most an import takes.") % {
-        "limit": settings.JAIWEB_MAX_BUNDLE_BYTES
-    }
+    return BundleTooLarge(settings.JAIWEB_MAX_BUNDLE_BYTES).user_message()
 
 
 @csrf_exempt  # the size is checked before the form is read; the CSRF check comes right after
@@ -94,13 +92,7 @@ def _import(request: HttpRequest) -> HttpResponse:
             owner=request.user, lines=io.BytesIO(upload.read()), title_format=str(IMPORTED_TITLE)
         )
     except ImportRefused as exc:
-        error = _("Line %(line)s: %(reason)s. Nothing was imported.") % {
-            "line": exc.line_no,
-            "reason": exc.reason,
-        }
-        return _page(request, error=error, line=exc.line_no, status=422)
-    except BundleTooLarge:
-        return _page(request, error=_limit_text(), status=413)
-    except ImportConflict as exc:
-        return _page(request, error=str(exc), status=409)
+        return _page(request, error=exc.user_message(), line=exc.line_no, status=422)
+    except (BundleTooLarge, ImportConflict) as exc:
+        return _page(request, error=exc.user_message(), status=exc.http_status)
     return redirect("studio-session", session.id)

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from jaiweb.sessions.variants import variant_choose
 from jaiweb.store.errors import InvalidField, StoreError
 from jaiweb.studio.views.access import own_session
-from jaiweb.studio.views.writes import _done, _refusal, _refused
+from jaiweb.studio.views.answers import input_refused, write_done, write_refused
 from journal.errors import UnknownEntry
 
 
@@ -23,7 +23,7 @@ def variant_view(request: HttpRequest, session_id: str) -> HttpResponse:
     session = own_session(request, session_id, write=True)
     raw = request.POST.get("variant", "")
     if not (raw.isascii() and raw.isdigit()) or len(raw) > 2:
-        return _refused(request, session, _("Choose a variant by its number."), 422)
+        return input_refused(request, session, _("Choose a variant by its number."))
     try:
         variant_choose(
             session=session,
@@ -34,7 +34,7 @@ def variant_view(request: HttpRequest, session_id: str) -> HttpResponse:
     except UnknownEntry:
         raise Http404("no such variant set on the active branch") from None
     except InvalidField:
-        return _refused(request, session, _("This panel has no such variant."), 422)
+        return input_refused(request, session, _("This panel has no such variant."))
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)

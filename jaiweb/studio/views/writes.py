@@ -1,17 +1,13 @@
 """The writes behind the studio page: prompt, rewind, stop, approvals, character and mode edits.
 
-HTMX requests get the changed regions back out of band; plain form posts are redirected
-(the page works without JavaScript, minus the live stream). A refused write answers with
+Each answers as every studio write does (``answers``): the changed regions out of band, or
 its refusal's ``http_status`` and a sentence in the viewer's language.
 """
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
-from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -26,78 +22,16 @@ from jaiweb.sessions.commands import (
     session_stop,
 )
 from jaiweb.sessions.variants import variants_count, variants_prompt
-from jaiweb.store.errors import (
-    OperationNotFound,
-    OperationStateConflict,
-    PromptRateLimited,
-    PromptTooLong,
-    SessionBusy,
-    SessionParked,
-    StaleLeaf,
-    StoreError,
-)
+from jaiweb.store.errors import OperationNotFound, StoreError
 from jaiweb.store.selectors import operation_get
-from jaiweb.studio.regions import answer_regions_html
-from jaiweb.studio.views.access import is_htmx, own_session
+from jaiweb.studio.views.access import own_session
+from jaiweb.studio.views.answers import (
+    emptied_inspector_html,
+    input_refused,
+    write_done,
+    write_refused,
+)
 from journal.errors import UnknownEntry
-
-
-def _done(request: HttpRequest, session, status: int = 200) -> HttpResponse:
-    """After a write: the regions (HTMX) or back to the page (a plain form)."""
-    if not is_htmx(request):
-        return redirect("studio-session", session.id)
-    session.refresh_from_db()
-    html = answer_regions_html(session=session, language=get_language())
-    html += render_to_string("studio/form-error.html", {"message": ""})
-    return HttpResponse(html, status=status)
-
-
-def _refused(request: HttpRequest, session, message: str, status: int) -> HttpResponse:
-    if not is_htmx(request):
-        messages.error(request, message)
-        return redirect("studio-session", session.id)
-    html = render_to_string("studio/form-error.html", {"message": message})
-    return HttpResponse(html, status=status)
-
-
-def refusal_message(exc: StoreError) -> str:
-    """What a refused write says to the person who made it (its status: ``http_status``)."""
-    if isinstance(exc, SessionParked):
-        return _("This session is waiting for an admin; try again once it is resolved.")
-    if isinstance(exc, SessionBusy):
-        return _("A run is going; wait for it to finish or stop it.")
-    if isinstance(exc, StaleLeaf):
-        return _("The session moved on in another tab; the page shows where it is now.")
-    if isinstance(exc, PromptTooLong):
-        return _("The prompt is %(n)s characters long; at most %(limit)s are allowed.") % {
-            "n": exc.length,
-            "limit": exc.limit,
-        }
-    if isinstance(exc, PromptRateLimited):
-        return _("Too many prompts: at most %(limit)s a minute. Try again in %(s)s s.") % {
-            "limit": exc.limit,
-            "s": exc.retry_after,
-        }
-    if isinstance(exc, OperationStateConflict):
-        return _("That is not possible now: %(why)s") % {"why": str(exc)}
-    return str(exc)
-
-
-def caught_up_html(session) -> str:
-    """Render every region at the session's current leaf, for a stale-leaf refusal.
-
-    A write is refused as stale when the page showed an older leaf (another tab moved
-    on, or a run's last update is still on its way). The refusal carries the regions as
-    they are now, so the page's next click names the current leaf."""
-    session.refresh_from_db()
-    return answer_regions_html(session=session, language=get_language())
-
-
-def _refusal(request: HttpRequest, session, exc: StoreError) -> HttpResponse:
-    response = _refused(request, session, refusal_message(exc), exc.http_status)
-    if isinstance(exc, StaleLeaf) and is_htmx(request):
-        response.content += caught_up_html(session).encode()
-    return response
 
 
 @login_required
@@ -119,11 +53,8 @@ def prompt_view(request: HttpRequest, session_id: str) -> HttpResponse:
             framing=len(text) - len(typed),
         )
     except StoreError as exc:
-        response = _refusal(request, session, exc)  # a stale one keeps the typed text
-        if isinstance(exc, PromptRateLimited):
-            response["Retry-After"] = str(exc.retry_after)
-        return response
-    return _done(request, session, status=202)
+        return write_refused(request, session, exc)  # a stale one keeps the typed text
+    return write_done(request, session, status=202)
 
 
 @login_required
@@ -140,14 +71,8 @@ def rewind_view(request: HttpRequest, session_id: str) -> HttpResponse:
     except UnknownEntry:
         raise Http404("no such entry") from None
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    response = _done(request, session)
-    if is_htmx(request):
-        empty = render_to_string(
-            "studio/inspector.html", {"session": session, "oob": True}, request=request
-        )
-        response.content += empty.encode()
-    return response
+        return write_refused(request, session, exc)
+    return write_done(request, session, also=lambda: emptied_inspector_html(request, session))
 
 
 @login_required
@@ -157,8 +82,8 @@ def stop_view(request: HttpRequest, session_id: str) -> HttpResponse:
     try:
         session_stop(session=session, user=request.user)
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session, status=202)
+        return write_refused(request, session, exc)
+    return write_done(request, session, status=202)
 
 
 @login_required
@@ -167,7 +92,7 @@ def approval_view(request: HttpRequest, session_id: str) -> HttpResponse:
     session = own_session(request, session_id, write=True)
     decision = request.POST.get("decision", "")
     if decision not in ("approve", "approve_auto", "deny"):
-        return _refused(request, session, _("decision is approve, approve_auto or deny"), 422)
+        return input_refused(request, session, _("decision is approve, approve_auto or deny"))
     try:
         operation = operation_get(operation_id=request.POST.get("operation_id", ""))
         if operation.session_id != session.id:
@@ -182,8 +107,8 @@ def approval_view(request: HttpRequest, session_id: str) -> HttpResponse:
     except OperationNotFound:
         raise Http404("no such operation") from None
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)
 
 
 @login_required
@@ -199,8 +124,8 @@ def character_view(request: HttpRequest, session_id: str) -> HttpResponse:
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)
 
 
 @login_required
@@ -223,8 +148,8 @@ def character_look_view(request: HttpRequest, session_id: str) -> HttpResponse:
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)
 
 
 @login_required
@@ -238,5 +163,5 @@ def permission_mode_view(request: HttpRequest, session_id: str) -> HttpResponse:
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
     except StoreError as exc:
-        return _refusal(request, session, exc)
-    return _done(request, session)
+        return write_refused(request, session, exc)
+    return write_done(request, session)
