@@ -392,7 +392,7 @@ def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bo
     """A missed page target: what parsing the branch costs, then cProfile of one request."""
     from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.store.selectors import branch_rows, parse_rows
-    from jaiweb.studio.selectors import strip_panels, strip_view
+    from jaiweb.studio.selectors.strip import strip_panels, strip_view
 
     def timed(fn) -> float:
         runs = []

@@ -40,7 +40,7 @@ from jaiweb.store.selectors import (
 )
 from jaiweb.store.services import operation_accept, operation_park, session_create
 from jaiweb.studio.consumers import _watchable
-from jaiweb.studio.selectors import my_sessions
+from jaiweb.studio.selectors.sessions_list import my_sessions
 from jaiweb.studio.views.sessions import SessionForm
 from jaiweb.studio.views.writes import _refusal
 from journal.snapshot import replay

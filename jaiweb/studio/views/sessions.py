@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from jaiweb.agent.tools.character import max_length
 from jaiweb.store.errors import InvalidEntry, SessionBusy
 from jaiweb.store.services import session_create, session_delete, session_rename
-from jaiweb.studio.selectors import my_sessions
+from jaiweb.studio.selectors.sessions_list import my_sessions
 from jaiweb.studio.views.access import own_session
 from journal.cast import new_cast, starter_names, starter_of
 
