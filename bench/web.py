@@ -1,7 +1,8 @@
 """The studio on the web: server time and size of a 10,000-entry studio page (<= 150 ms,
 <= 2 MB), a model token to Chromium's DOM (<= 50 ms), one session's narration fanned out
-to 100 websocket watchers, two 1,000-deep branches compared (<= 200 ms). What each part
-measures: docs/PERFORMANCE.md ("The studio page as a session grows").
+to 100 websocket watchers, two 1,000-deep branches compared (<= 200 ms), the sessions list
+of owners with 1, 100 and 1,000 sessions. What each part measures: docs/PERFORMANCE.md
+("The studio page as a session grows", "The sessions list").
 
     .venv/bin/python bench/web.py                      # SQLite (+ PostgreSQL if named)
     .venv/bin/python bench/web.py --quick --parts page # fewer repeats and tokens, one part
@@ -67,7 +68,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-PARTS = ("page", "stream", "fanout", "compare", "growth")
+PARTS = ("page", "stream", "fanout", "compare", "growth", "sessions")
 QUICK = {
     "repeat": (11, 5),
     "tokens": (150, 60),
@@ -392,7 +393,7 @@ def where_page_time_goes(session, url: str, get, repeat: int, *, warm_missed: bo
     """A missed page target: what parsing the branch costs, then cProfile of one request."""
     from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.store.selectors import branch_rows, parse_rows
-    from jaiweb.studio.selectors import strip_panels, strip_view
+    from jaiweb.studio.selectors.strip import strip_panels, strip_view
 
     def timed(fn) -> float:
         runs = []
@@ -804,6 +805,92 @@ def bench_growth(backend: str, args, summary: Summary) -> None:
                 f"{ratios[(shape, part)]:.2f}x",
             )
     summary.add("100-entry page, cold / warm (floor)", f"{ms(small_cold)} / {ms(small_warm)}")
+
+
+# --- part 6: the sessions list as an owner's sessions grow --------------------------------
+
+SESSIONS_MS_RATIO = 2  # the list of 1,000 sessions within 2x the list of one
+
+
+def bench_sessions(backend: str, args, summary: Summary) -> None:
+    """GET / of owners with 1 / 100 / 1,000 sessions of a few drawn panels each: the SQL
+    statements, the bytes and the median time of each page, beside the 1-session page."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from bench.store import T0
+
+    sizes = [int(s) for s in args.sessions_sizes.split(",")]
+    entries, parent = [], None
+    for i in range(args.sessions_entries):
+        entries.append(studio_entry(i, f"e{i}", parent, T0 + timedelta(seconds=i)))
+        parent = entries[-1].id
+    clients: dict[int, Client] = {}
+    for size in sizes:
+        start = time.perf_counter()
+        owner = get_user_model().objects.create(username=f"bench-sessions-{size}")
+        for n in range(size):
+            session_from_entries(owner=owner, entries=entries, leaf_id=parent, title=f"s{n}")
+        clients[size] = Client(HTTP_HOST="127.0.0.1")
+        clients[size].force_login(owner)
+        print(
+            f"  built an owner with {size:,} sessions of {len(entries)} entries in "
+            f"{time.perf_counter() - start:.1f} s"
+        )
+    if backend == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")
+    queries: dict[int, int] = {}
+    sizes_of: dict[int, int] = {}
+    for size, client in clients.items():
+        body = {}
+        queries[size] = count_queries(connection, lambda c=client, b=body: b.update(r=c.get("/")))
+        sizes_of[size] = len(body["r"].content)
+    times: dict[int, list[float]] = {}
+    for _ in range(args.repeat):  # interleaved: noise falls on every size alike
+        for size, client in clients.items():
+            times.setdefault(size, []).append(timed_get(client, "/")[0])
+    med = {size: statistics.median(v) for size, v in times.items()}
+    floor = med[sizes[0]]
+    print(f"  sessions list GET /, medians of {args.repeat} (test Client), {load()}:")
+    print(f"    {'sessions':>9} {'queries':>8} {'bytes':>10} {'median':>10} {'/ floor':>8}")
+    for size in sizes:
+        print(
+            f"    {size:>9,} {queries[size]:>8} {sizes_of[size]:>10,} {ms(med[size]):>10} "
+            f"{med[size] / floor:>7.2f}x"
+        )
+    print(f"    floor, same run: the page of an owner with {sizes[0]} session")
+    largest = sizes[-1]
+    ratio = med[largest] / floor
+    ok = ratio <= SESSIONS_MS_RATIO
+    summary.add(
+        f"sessions list of {largest:,}: queries / ms / bytes",
+        f"{queries[largest]} / {ms(med[largest])} / {sizes_of[largest]:,}",
+    )
+    summary.add(
+        f"sessions list {largest:,} / {sizes[0]}",
+        f"{ratio:.2f}x",
+        f"<= {SESSIONS_MS_RATIO}x",
+        ok,
+    )
+    figure(
+        f"sessions list of an owner with {largest:,} sessions",
+        med[largest] * 1e3,
+        floor * 1e3,
+        unit="ms",
+        floor_name=f"the list of {sizes[0]} session",
+        backend=backend,
+        target=SESSIONS_MS_RATIO,
+    )
+    figure(
+        f"SQL statements of the sessions list, {largest:,} sessions",
+        queries[largest],
+        queries[sizes[0]],
+        unit="queries",
+        floor_name=f"the list of {sizes[0]} session",
+        backend=backend,
+    )
 
 
 # --- the studio child, its user and sessions ---------------------------------------------
@@ -1281,6 +1368,8 @@ def run_backend(backend: str, args) -> None:
             bench_page(backend, args, summary)
         if "growth" in parts:
             bench_growth(backend, args, summary)
+        if "sessions" in parts:
+            bench_sessions(backend, args, summary)
         if parts & {"stream", "fanout"}:
             live_parts(backend, args, parts, summary)
         if "compare" in parts:
@@ -1367,6 +1456,12 @@ def main() -> None:
     parser_.add_argument("--fork-len", type=int, default=5)
     parser_.add_argument(
         "--growth-sizes", default="1000,10000,100000", help="entries of the growth sessions"
+    )
+    parser_.add_argument(
+        "--sessions-sizes", default="1,100,1000", help="sessions of the sessions list's owners"
+    )
+    parser_.add_argument(
+        "--sessions-entries", type=int, default=27, help="entries of each of those sessions"
     )
     parser_.add_argument("--tokens", type=int, help="tokens of the default-interval run (150)")
     parser_.add_argument("--token-interval-ms", type=float, default=20)

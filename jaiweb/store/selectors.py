@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -386,28 +385,37 @@ def panel_sessions(
     return out
 
 
-def latest_tool_result(*, session: ComicSession, tool: str) -> dict[str, Any] | None:
-    """The message of the session's latest successful ``tool`` result, or None: a backward
-    walk of the ``entry_tool_result`` index from the session's last result of ``tool``."""
+_LATEST_IMAGE = {
+    "sqlite": (
+        "json_extract(payload, '$.message.details.image_id')",
+        "json_extract(payload, '$.message.is_error') IS NOT 1",
+    ),
+    "postgresql": (
+        "((payload -> 'message') -> 'details') ->> 'image_id'",
+        "((payload -> 'message') ->> 'is_error') IS DISTINCT FROM 'true'",
+    ),
+}
+
+
+def latest_images(*, session_ids: Sequence[str]) -> dict[str, str]:
+    """The image of each session's latest successful ``generate_image`` result, in one query.
+
+    Each session is one backward walk of the ``entry_tool_result`` index that stops at its
+    first successful result, whatever lies behind it. A session with no such result is
+    left out."""
+    if not session_ids:
+        return {}
+    image, succeeded = _LATEST_IMAGE[connection.vendor]
+    marks = ", ".join(["%s"] * len(session_ids))
     sql = (
-        f"SELECT {payload_text()} FROM store_entry WHERE session_id = %s "
-        f"AND type = 'message' AND {_TOOL_NAME[connection.vendor]} = %s "
-        "ORDER BY seq DESC LIMIT %s OFFSET %s"
+        f"SELECT s.id, (SELECT {image} FROM store_entry WHERE session_id = s.id "
+        f"AND type = 'message' AND {_TOOL_NAME[connection.vendor]} = 'generate_image' "
+        f"AND {succeeded} ORDER BY seq DESC LIMIT 1) "
+        f"FROM {ComicSession._meta.db_table} s WHERE s.id IN ({marks})"
     )
-    batch, skipped = 8, 0  # most often the first row is the one; failed renders are rare
     with connection.cursor() as cursor:
-        while True:
-            # A LIMIT, not fetchmany: PostgreSQL's client cursor would bring every row.
-            cursor.execute(sql, [session.pk, tool, batch, skipped])
-            rows = cursor.fetchall()
-            for (payload,) in rows:
-                message = json.loads(payload).get("message", {})
-                if not message.get("is_error"):
-                    return message
-            if len(rows) < batch:
-                return None
-            skipped += batch
-            batch *= 4
+        cursor.execute(sql, list(session_ids))
+        return {sid: image for sid, image in cursor.fetchall() if isinstance(image, str)}
 
 
 def branch_counts(*, session_ids: Sequence[str]) -> dict[str, int]:

@@ -11,7 +11,8 @@ from jaiweb.store.comparisons import messages_above
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import branch_rows
-from jaiweb.studio.selectors import Panel, characters_of, strip_panels
+from jaiweb.studio.selectors.characters import characters_of
+from jaiweb.studio.selectors.strip import Panel, strip_panels
 from journal.branches import CHARACTER_FIELDS, PANEL_TOOLS, Effects, effects_of
 from journal.entries import ToolResultMessage, UserMessage
 

@@ -27,13 +27,10 @@ from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
 from jaiweb.studio.pass_counts import read_count
-from jaiweb.studio.selectors import (
-    back_target_of,
-    characters_of,
-    run_view,
-    strip_lettered,
-    strip_view,
-)
+from jaiweb.studio.selectors.characters import characters_of
+from jaiweb.studio.selectors.rewinds import back_target_of
+from jaiweb.studio.selectors.runs import run_view
+from jaiweb.studio.selectors.strip import strip_lettered, strip_view
 from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
 from journal.lettering import LAYOUT_NAMES

@@ -39,7 +39,7 @@ from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import app_state_at, branch_rows, chapters_at, parked_inputs
 from jaiweb.studio.choices import only_chooses
-from jaiweb.studio.selectors import edited_characters
+from jaiweb.studio.selectors.characters import edited_characters
 from journal.branches import effects_of
 from journal.chapters import CHAPTERS_KEY, Chapter
 from journal.entries import (

@@ -1,6 +1,6 @@
 """The strip's switchers: of each variant set the panel chosen, and a turn's siblings.
 
-A step over the strip's panels (``selectors.Panel``): the variants not chosen leave the
+A step over the strip's panels (``selectors.strip.Panel``): the variants not chosen leave the
 strip, and the one chosen carries a ``VariantView`` saying which of how many it is, so the
 page can draw "‹ 2/4 ›" and post the neighbours' numbers (``journal/variants.py``). The
 first panel of a turn whose prompt has siblings (regenerated, sent again) carries a

@@ -14,7 +14,7 @@ from jaiweb.render.models import Image, LedgerEntry, Wallet
 from jaiweb.store.labels import label_add, labels_of
 from jaiweb.store.models import ComicSession, Entry, Label, Operation
 from jaiweb.store.selectors import branch_rows, session_get
-from jaiweb.studio.selectors import strip_panels
+from jaiweb.studio.selectors.strip import strip_panels
 from tests.api.conftest import BASE, api_for
 from tests.support.deep_json import DEEP_FILES, TOO_DEEP, deep_file, refusal
 from tests.support.runs import run_pending

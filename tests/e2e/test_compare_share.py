@@ -60,7 +60,7 @@ def run(page, session_id: str, text: str, *, paid: bool) -> list[str]:
 def panel_images(session_id: str, leaf: str) -> list[str]:
     from jaiweb.store.models import ComicSession
     from jaiweb.store.selectors import branch_rows
-    from jaiweb.studio.selectors import strip_panels
+    from jaiweb.studio.selectors.strip import strip_panels
 
     session = ComicSession.objects.get(pk=session_id)
     return [p.image_id for p in strip_panels(branch_rows(session=session, leaf_id=leaf))]

@@ -40,7 +40,7 @@ from jaiweb.store.selectors import (
 )
 from jaiweb.store.services import operation_accept, operation_park, session_create
 from jaiweb.studio.consumers import _watchable
-from jaiweb.studio.selectors import my_sessions
+from jaiweb.studio.selectors.sessions_list import my_sessions
 from jaiweb.studio.views.answers import write_refused
 from jaiweb.studio.views.sessions import SessionForm
 from journal.snapshot import replay
@@ -64,7 +64,7 @@ def _sessions_in_every_state(owner):
 
 def test_the_state_of_a_run_is_one_rule_for_the_studio_the_cards_and_the_api(alice):
     sessions = _sessions_in_every_state(alice)
-    cards = {card.session.id: card.state for card in my_sessions(owner=alice)}
+    cards = {card.session.id: card.state for card in my_sessions(owner=alice).cards}
     for expected, session in sessions.items():
         assert session_status(session=session).state == expected
         assert cards[session.id] == expected

@@ -27,7 +27,7 @@ from jaiweb.store.labels import label_add, labels_of
 from jaiweb.store.models import ComicSession, Entry, Label, Operation, OperationRecord
 from jaiweb.store.selectors import branch_rows, session_get
 from jaiweb.store.transfer import session_export, session_import
-from jaiweb.studio.selectors import strip_panels
+from jaiweb.studio.selectors.strip import strip_panels
 from journal.entries import parse_entry
 from journal.session_file import LABEL_KINDS, LABEL_TEXT_MAX, images_named
 from tests.support.children import manage

@@ -35,7 +35,7 @@ from jaiweb.store.selectors import (
     branch_rows,
     children_rows,
     entries_after,
-    latest_tool_result,
+    latest_images,
     panel_sessions,
     tool_results_at,
 )
@@ -310,9 +310,10 @@ def test_tool_results_by_name(tree):
 
 
 def test_latest_panel_by_name(tree):
-    """The sessions list's thumbnail: the latest panel found by a search, however far back."""
+    """The sessions list's thumbnails: each session's latest panel found by a search of its
+    results by tool name, however far back, all of a page's sessions in one query."""
     assert_plans(
-        lambda: latest_tool_result(session=tree, tool="generate_image"),
+        lambda: latest_images(session_ids=[tree.id]),
         {TOOL_RESULT},
         must=TOOL_RESULT,
     )

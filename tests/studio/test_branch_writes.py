@@ -11,7 +11,7 @@ from jaiweb.store.comparisons import rewind_preview_at
 from jaiweb.store.models import ComicSession, Entry, Operation
 from jaiweb.store.selectors import app_state_at, branch_get, branch_rows
 from jaiweb.store.services import entry_append, session_create
-from jaiweb.studio.selectors import rewind_preview_of
+from jaiweb.studio.selectors.rewinds import rewind_preview_of
 from tests.journal.factories import assistant, branch, panel, post, state, user
 from tests.support.builders import park_operation
 
@@ -102,7 +102,7 @@ def test_the_preview_speaks_the_pages_language_and_keeps_the_journals_values(cli
 
 
 def test_the_inspectors_preview_is_the_stores(alice, story):
-    """studio.selectors.rewind_preview_of (from the paths the inspector has read) says what
+    """studio.selectors.rewinds.rewind_preview_of (from the paths the inspector has read) says what
     store.comparisons.rewind_preview_at says, from every leaf to every node."""
     nodes = [e.entry_id for e in Entry.objects.filter(session=story).order_by("seq")]
     for leaf in ("a1", "f1", "s1"):

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from jaiweb.store.selectors import branch_rows, entry_get
 from jaiweb.studio import tree
-from jaiweb.studio.selectors import SCAN_ROWS, strip_panels, strip_view
+from jaiweb.studio.selectors.strip import SCAN_ROWS, strip_panels, strip_view
 from journal.branches import cherry_pick_entries
 from tests.support.storyboard import line, rewind, store
 

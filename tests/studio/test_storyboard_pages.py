@@ -15,7 +15,7 @@ from django.utils import translation
 from jaiweb.render.services import PANEL_COST, render_request, wallet_get_or_create
 from jaiweb.store.selectors import branch_rows
 from jaiweb.studio.labels import people_named, state_value, tool_label
-from jaiweb.studio.selectors import strip_view
+from jaiweb.studio.selectors.strip import strip_view
 from journal.entries import AssistantMessage, MessageEntry, ToolCall, ToolResultMessage
 from tests.support.storyboard import T0, line, rewind, store, turn
 
@@ -201,7 +201,7 @@ def test_a_charge_in_the_credit_history_shows_its_panel_and_session(client, alic
 def test_a_long_branch_with_few_panels_is_not_parsed_whole_for_the_strip(alice, monkeypatch):
     import jaiweb.store.rows as store_rows
     from jaiweb.store.entry_cache import parsed_entries
-    from jaiweb.studio.selectors import SCAN_ROWS
+    from jaiweb.studio.selectors.strip import SCAN_ROWS
 
     # one panel in turn 1, then 400 turns that draw nothing (800 entries)
     entries = [*line(1), *line(400, start=2, parent="t1f", state=False, panel=False)]

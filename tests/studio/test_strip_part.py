@@ -7,7 +7,7 @@ import re
 import pytest
 
 from jaiweb.sessions.commands import prompt_submit
-from jaiweb.studio import selectors
+from jaiweb.studio.selectors import strip as strip_selectors
 from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +28,7 @@ def _panels(body: str) -> list[str]:
 def test_the_page_shows_the_last_panels_and_loads_earlier_ones(
     client, alice, three_panels, monkeypatch
 ):
-    monkeypatch.setattr(selectors, "STRIP_PAGE", 2)
+    monkeypatch.setattr(strip_selectors, "STRIP_PAGE", 2)
     client.force_login(alice)
     page = client.get(f"/sessions/{three_panels.id}/").content.decode()
     strip = page[page.index('id="strip"') :]

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from jaiweb.store.selectors import branch_rows
-from jaiweb.studio.selectors import SCAN_ROWS, strip_view
+from jaiweb.studio.selectors.strip import SCAN_ROWS, strip_view
 from journal.entries import MessageEntry, ToolResultMessage
 from tests.support.storyboard import T0, line, store
 

@@ -17,7 +17,7 @@ from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import ComicSession, Entry, Label
 from jaiweb.store.selectors import branch_rows, session_get
 from jaiweb.store.services import session_create
-from jaiweb.studio.selectors import strip_panels
+from jaiweb.studio.selectors.strip import strip_panels
 from tests.support.deep_json import DEEP_FILES, JSON_DEPTH_MAX, TOO_DEEP, deep_file
 from tests.support.runs import run_pending
 

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_safe
 from jaiweb.comic.errors import ExportUnavailable
 from jaiweb.comic.exports import FORMATS, NoSuchChapter, NoSuchPage, comic_export
 from jaiweb.render.selectors import image_for_viewer
-from jaiweb.studio.selectors import episode_reading
+from jaiweb.studio.selectors.reading import episode_reading
 from jaiweb.studio.views.access import own_session
 from journal.errors import UnknownEntry
 from journal.pages import LAYOUTS

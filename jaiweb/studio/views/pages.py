@@ -21,18 +21,13 @@ from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get
 from jaiweb.studio import tree
 from jaiweb.studio.regions import studio_context
-from jaiweb.studio.selectors import (
-    characters_of,
-    credit_rows,
-    fork_origin,
-    inspector_steps,
-    node_labels_context,
-    rewind_preview_of,
-    strip_lettered,
-    strip_view,
-    studio_reading,
-    turn_prompt,
-)
+from jaiweb.studio.selectors.characters import characters_of
+from jaiweb.studio.selectors.credits import credit_rows
+from jaiweb.studio.selectors.forks import fork_origin
+from jaiweb.studio.selectors.inspector import inspector_steps, node_labels_context, turn_prompt
+from jaiweb.studio.selectors.reading import studio_reading
+from jaiweb.studio.selectors.rewinds import rewind_preview_of
+from jaiweb.studio.selectors.strip import strip_lettered, strip_view
 from jaiweb.studio.views.access import is_htmx, own_session
 from journal.errors import UnknownEntry
 from journal.variants import choices_of

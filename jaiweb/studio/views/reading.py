@@ -18,7 +18,7 @@ from jaiweb.sessions.commands import chapter_clear, chapter_set, session_back
 from jaiweb.store.errors import StoreError
 from jaiweb.store.reading import path_read_mark, unread_branches
 from jaiweb.studio import tree
-from jaiweb.studio.selectors import back_preview_of
+from jaiweb.studio.selectors.rewinds import back_preview_of
 from jaiweb.studio.views.access import own_session
 from jaiweb.studio.views.answers import input_refused, write_done, write_refused
 from journal.chapters import TITLE_MAX, BadChapter, title_check

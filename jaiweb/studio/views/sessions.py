@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import quote
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.translation import get_language, gettext_lazy
+from django.urls import reverse
+from django.utils.http import RFC3986_SUBDELIMS
+from django.utils.timezone import localtime
+from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from jaiweb.agent.tools.character import max_length
 from jaiweb.store.errors import InvalidEntry, SessionBusy
 from jaiweb.store.services import session_create, session_delete, session_rename
-from jaiweb.studio.selectors import my_sessions
+from jaiweb.studio.selectors.sessions_list import (
+    SessionCard,
+    SessionsPage,
+    my_sessions,
+    page_number,
+)
 from jaiweb.studio.views.access import own_session
 from journal.cast import new_cast, starter_names, starter_of
 
@@ -54,17 +65,66 @@ def _starter_cast() -> str:
     return ("，" if lang == "zh" else ", ").join(starter_names(lang))
 
 
+@dataclass(frozen=True, slots=True)
+class CardView:
+    """What a session card shows of its session, as text: where its links and forms go,
+    how many branches it has, and when it was last active on the studio's clock."""
+
+    open: str
+    rename: str
+    delete: str
+    thumbnail: str | None
+    branches: str
+    active: str
+
+
+_MARK = "id-here"
+
+
+def _path_of(name: str) -> Callable[[str], str]:
+    """The path of the URL ``name`` for an id: reversed once, then filled in per id.
+
+    A page of cards needs four paths a card, which differ only by the id; ``reverse`` for
+    each was the dearest part of drawing a card."""
+    head, tail = reverse(name, args=[_MARK]).split(_MARK)
+    return lambda id_: f"{head}{quote(id_, safe=RFC3986_SUBDELIMS + '~:@')}{tail}"
+
+
+def _shown(page: SessionsPage) -> list[tuple[SessionCard, CardView]]:
+    """The page's cards, each with its text: made here once rather than by template tags
+    per card, which cost most of a page of cards."""
+    open_, rename, delete, image = map(
+        _path_of,
+        ("studio-session", "studio-session-rename", "studio-session-delete", "panel-image"),
+    )
+    return [
+        (
+            card,
+            CardView(
+                open_(card.session.id),
+                rename(card.session.id),
+                delete(card.session.id),
+                image(card.thumbnail) if card.thumbnail else None,
+                ngettext("%(n)s branch", "%(n)s branches", card.branches) % {"n": card.branches},
+                localtime(card.session.updated_at).strftime("%Y-%m-%d %H:%M"),
+            ),
+        )
+        for card in page.cards
+    ]
+
+
+def _list_context(page: SessionsPage, form: SessionForm) -> dict:
+    """What the sessions list shows: the page's cards and pager, and the creation form."""
+    return {"page": page, "cards": _shown(page), "form": form, "starter": _starter_cast()}
+
+
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """My sessions (logged in), or what the studio is and how to get in."""
+    """A page of my sessions (logged in), or what the studio is and how to get in."""
     if not request.user.is_authenticated:
         return render(request, "studio/home.html")
-    ctx = {
-        "cards": my_sessions(owner=request.user),
-        "form": SessionForm(),
-        "starter": _starter_cast(),
-    }
-    return render(request, "studio/sessions.html", ctx)
+    page = my_sessions(owner=request.user, page=page_number(request.GET.get("page")))
+    return render(request, "studio/sessions.html", _list_context(page, SessionForm()))
 
 
 @login_required
@@ -88,7 +148,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
             form.add_error("title", str(exc))
         else:
             return redirect("studio-session", session.id)
-    ctx = {"cards": my_sessions(owner=request.user), "form": form, "starter": _starter_cast()}
+    ctx = _list_context(my_sessions(owner=request.user), form)
     return render(request, "studio/sessions.html", ctx, status=422)
 
 

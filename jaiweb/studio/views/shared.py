@@ -16,7 +16,7 @@ from jaiweb.sessions import limits
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
 from jaiweb.store.shares import share_link_open, share_panel_ref
-from jaiweb.studio.selectors import strip_panels
+from jaiweb.studio.selectors.strip import strip_panels
 from jaiweb.studio.views.files import comic_file, panel_file
 
 

@@ -17,7 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from jaiweb.studio.labels import TAGS, TOOLS
-from jaiweb.studio.selectors import timeline_of
+from jaiweb.studio.selectors.timeline import timeline_of
 from jaiweb.studio.views.access import own_session
 
 TIMELINE_ENTRIES = 20_000  # entries one page replays at most (the first ones)

@@ -25,7 +25,7 @@ from jaiweb.store.labels import TEXT_MAX
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import children_rows, entry_exists
 from jaiweb.studio import tree
-from jaiweb.studio.selectors import node_labels_context
+from jaiweb.studio.selectors.inspector import node_labels_context
 from jaiweb.studio.views.access import own_session
 from journal.branches import NO_EFFECTS
 from journal.errors import UnknownEntry

@@ -1,0 +1,1 @@
+"""Reads behind the studio's pages, a module per page or concern."""
