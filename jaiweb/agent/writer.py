@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.utils import timezone
 
@@ -93,3 +93,11 @@ class FencedWriter:
                 self.state = AppState.of(entry.value)
             self.emit({"type": "entry_committed", "entry": entry.model_dump(mode="json")})
         return joined
+
+
+class FactsWrite(Protocol):
+    """Writes the facts of an effect that happened, with the next step's first records if they join.
+
+    ``OperationRun.write_facts_and_begin_next`` is the one such write."""
+
+    def __call__(self, *, entries: list[Entry], records: list[Record]) -> None: ...
