@@ -193,14 +193,26 @@ def instrument(meter: Meter, connection):
     for name in reads:
         setattr(loop, name, meter.timed("reads", saved[name], detail=name))
     if hasattr(OperationRun, "_model_step"):
-        owner = OperationRun
-        phases = {"_model_step": "model", "_handle_call": "tool", "_dispatch_again": "tool"}
+        phases = [
+            (OperationRun, "_model_step", "model"),
+            (OperationRun, "_handle_call", "tool"),
+            (OperationRun, "_dispatch_again", "tool"),
+        ]
+    elif hasattr(loop, "ModelTurn"):  # the executor's steps as ModelTurn and ToolCalls
+        phases = [
+            (loop.ModelTurn, "ask", "model"),
+            (loop.ToolCalls, "handle", "tool"),
+            (loop.ToolCalls, "dispatch_again", "tool"),
+        ]
     else:  # the executor calls the step functions it imported
-        owner = loop
-        phases = {"model_call": "model", "handle_call": "tool", "dispatch_again": "tool"}
-    saved_methods = {name: getattr(owner, name) for name in phases}
-    for name, phase in phases.items():
-        setattr(owner, name, meter.in_phase(phase, saved_methods[name]))
+        phases = [
+            (loop, "model_call", "model"),
+            (loop, "handle_call", "tool"),
+            (loop, "dispatch_again", "tool"),
+        ]
+    saved_methods = [(owner, name, getattr(owner, name)) for owner, name, _ in phases]
+    for (owner, name, phase), (_, _, fn) in zip(phases, saved_methods, strict=True):
+        setattr(owner, name, meter.in_phase(phase, fn))
 
     connection.ensure_connection()
     real_commit = connection._commit
@@ -219,7 +231,7 @@ def instrument(meter: Meter, connection):
         writes_module.run_append = real_append
         for name, fn in saved.items():
             setattr(loop, name, fn)
-        for name, fn in saved_methods.items():
+        for owner, name, fn in saved_methods:
             setattr(owner, name, fn)
         del connection._commit
 

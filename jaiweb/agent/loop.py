@@ -1,8 +1,8 @@
 """The agent loop: an executor of what ``journal.steps.next_step`` decides, one step a turn.
 
 Each turn reads the operation's records and the active branch once, asks the pure core
-for the next step, does that one thing and appends what it produced (``model_turn``,
-``tool_calls``). A step's first append names the log version it was decided from, so a
+for the next step, does that one thing and appends what it produced (``ModelTurn``,
+``ToolCalls``). A step's first append names the log version it was decided from, so a
 prompt, a stop or an approval that lands meanwhile makes the store refuse it
 (``StaleLog``) and the loop simply decides again. Because the next step is always read
 from the journal, the same loop continues an operation after any crash: there is no
@@ -23,22 +23,22 @@ from django.utils import timezone
 from jaiweb.agent.events import EventSink, NullSink
 from jaiweb.agent.faults import NO_FAULTS, Faults
 from jaiweb.agent.lease_keeper import LeaseKeeper
-from jaiweb.agent.model_turn import compact, model_call, settle_usage
+from jaiweb.agent.model_turn import ModelTurn
 from jaiweb.agent.providers.base import Provider
+from jaiweb.agent.reconciler import Reconciled
 from jaiweb.agent.recovery_pass import recover_once
 from jaiweb.agent.state import AppState
-from jaiweb.agent.tool_calls import dispatch_again, handle_call, park, planned_t1, stop_calls
+from jaiweb.agent.tool_calls import ToolCalls
 from jaiweb.agent.tools.base import Tool
 from jaiweb.agent.view import View, acted_on_from_view
 from jaiweb.agent.writer import FencedWriter
 from jaiweb.store.errors import LeaseLost, StaleLog
-from jaiweb.store.ids import new_id
 from jaiweb.store.leases import Lease, lease_release, operation_wait
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import app_state_at, branch_get, operation_reading
 from journal import steps
-from journal.entries import AppStateEntry, Entry, MessageEntry, UserMessage
-from journal.records import ModelAttempted, OperationFinished, Record
+from journal.entries import AppStateEntry, Entry, UserMessage
+from journal.records import OperationFinished, Record
 from journal.recovery import fold_operation
 from journal.steps import Limits, Step, next_step
 
@@ -75,7 +75,7 @@ class OperationRun:
         interleave: Callable[[Step], None] | None = None,
         should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.provider, self.tools, self.faults, self.sleep = provider, tools, faults, sleep
+        self.faults = faults
         self.events = events or NullSink()
         self.config = config or LoopConfig()
         self.limits = Limits(self.config.max_model_calls, self.config.context_budget)
@@ -86,7 +86,6 @@ class OperationRun:
             pk=lease.operation_id
         )
         self.session = operation.session
-        self.language = operation.language or None  # the page's language the prompt came from
         self.keeper = LeaseKeeper(lease, self.config.lease_seconds)
         self.writer = FencedWriter(
             operation_id=self.operation_id,
@@ -96,12 +95,34 @@ class OperationRun:
             wrote=self._wrote,
         )
         # What the loop knows of the operation (None: read it again), and the step whose
-        # first records went in with the last write (``write_then``), to be done next.
+        # first records went in with the last write (``write_facts_and_begin_next``), to be
+        # done next.
         self.view: View | None = None
-        self.ahead: tuple[Step, list[Record]] | None = None
-        self.tool_specs = [tool.spec() for tool in tools.values()]
-        self.failures = 0  # transient provider failures in a row
-        self.asked: set[str] = set()  # calls this run asked approval for
+        self.begun: tuple[Step, list[Record]] | None = None
+        self.model_turn = ModelTurn(
+            provider=provider,
+            tool_specs=[tool.spec() for tool in tools.values()],
+            language=operation.language or None,  # the page's language the prompt came from
+            writer=self.writer,
+            write_facts=self.write_facts_and_begin_next,
+            emit=self.emit,
+            faults=faults,
+            config=self.config,
+            sleep=sleep,
+        )
+        self.tool_calls = ToolCalls(
+            tools=tools,
+            session=self.session,
+            branch=self.branch,
+            keeper=self.keeper,
+            writer=self.writer,
+            write_facts=self.write_facts_and_begin_next,
+            emit=self.emit,
+            faults=faults,
+            config=self.config,
+            sleep=sleep,
+            should_stop=should_stop,
+        )
 
     def run(self) -> str:
         """``finished``, ``parked``, ``waiting`` (for a person's decision, holding nothing),
@@ -114,14 +135,14 @@ class OperationRun:
                 while True:
                     # A step boundary: nothing is half done here, unless the next step's
                     # first records are written already (then it is done first).
-                    if self.ahead is None and self.should_stop():
+                    if self.begun is None and self.should_stop():
                         lease_release(lease=self.keeper.lease)
                         return "handed back"
                     step = self._decide()
                     if step is None:
                         return "finished"
-                    if self.interleave is not None and self.ahead is None:
-                        self.interleave(step)  # (an ahead step's came before its write)
+                    if self.interleave is not None and self.begun is None:
+                        self.interleave(step)  # (a begun step's came before its write)
                     try:
                         done = self.execute(step)
                         if done == "waiting":
@@ -131,7 +152,7 @@ class OperationRun:
                                 now=timezone.now(),
                             )
                     except StaleLog:  # someone wrote meanwhile: read again, decide again
-                        self.view, self.ahead = None, None
+                        self.view, self.begun = None, None
                         continue
                     if done is not None:
                         return done
@@ -153,10 +174,10 @@ class OperationRun:
         self.writer.state = AppState.of(app_state_at(session=self.session))
 
     def _decide(self) -> Step | None:
-        """The next step: the one written ahead, else decided from the view when its first
-        write is checked (a person's write meanwhile refuses it), else from a fresh read."""
-        if self.ahead is not None:
-            return self.ahead[0]
+        """The next step: the one begun by the last write, else decided from the view when its
+        first write is checked (a person's write meanwhile refuses it), else from a fresh read."""
+        if self.begun is not None:
+            return self.begun[0]
         if self.view is not None:
             step = self._next(self.view)
             if step is None or acted_on_from_view(step):
@@ -177,18 +198,8 @@ class OperationRun:
         if self.view is not None:
             self.view = self.view.extended(entries, records)
 
-    def prewritten(self, step: Step) -> list[Record] | None:
-        """The first records of ``step`` if they went in with the previous write."""
-        if self.ahead is not None and self.ahead[0] is step:
-            first = self.ahead[1]
-            self.ahead = None
-            return first
-        return None
-
-    def write_then(
-        self, *, entries: list[Entry], records: list[Record], before_finish: bool = True
-    ) -> None:
-        """Write the facts of an effect that happened, and start the next step in the same commit.
+    def write_facts_and_begin_next(self, *, entries: list[Entry], records: list[Record]) -> None:
+        """Write the facts of an effect that happened, and begin the next step in the same commit.
 
         The entries and records are facts (a reply, a tool's result), so they are written
         without the leaf check. The loop then decides the next step from what this write
@@ -197,41 +208,45 @@ class OperationRun:
         and leaves no crash point between the two writes, while a T1 still commits before
         its tool runs and an attempt before its model call. The joined records go in only
         if the log is still the one the loop knows; otherwise the loop reads it again and
-        decides afresh."""
+        decides afresh. A step begun this way is the loop's next step (``begun``)."""
         step, first = None, []
         if self.view is not None and not self.should_stop():
             step = self._next(self.view.extended(entries, records))
             first = self._first_records(step, entries) if step is not None else []
         if first and self.interleave is not None:
             self.interleave(step)  # between the step's decision and its first append, as ever
-        if first and isinstance(step, steps.Finish) and before_finish:
+        if first and isinstance(step, steps.Finish):
             self.faults.reach("before_finish")  # the finish commits with this write
         joined = self.writer.write(entries=entries, records=records, checked=False, then=first)
         if first and joined:
-            self.ahead = (step, first)
+            self.begun = (step, first)
         elif first:
             self.view = None
 
     def _first_records(self, step: Step, entries: list[Entry]) -> list[Record]:
         match step:
             case steps.Finish():
-                return [self.record(OperationFinished, outcome=step.outcome, error=step.error)]
+                return [
+                    self.writer.record(OperationFinished, outcome=step.outcome, error=step.error)
+                ]
             case steps.ModelCall():
-                attempt = self.record(
-                    ModelAttempted,
-                    attempt_id=new_id("att"),
-                    assistant_entry_id=new_id("e"),
-                    model=self.provider.name,
-                )
-                return [attempt]
+                return [self.model_turn.new_attempt()]
             case steps.HandleCall():
                 state = self.writer.state
                 for entry in entries:
                     if isinstance(entry, AppStateEntry):
                         state = AppState.of(entry.value)
-                t1 = planned_t1(self, step, state)
+                t1 = self.tool_calls.planned_t1(step, state)
                 return [t1] if t1 is not None else []
         return []
+
+    def _begun_records(self, step: Step) -> list[Record] | None:
+        """The first records of ``step`` if they went in with the previous write."""
+        if self.begun is not None and self.begun[0] is step:
+            first = self.begun[1]
+            self.begun = None
+            return first
+        return None
 
     def branch(self) -> list[Entry]:
         leaf = self.writer.leaf
@@ -240,49 +255,54 @@ class OperationRun:
     # -- doing --------------------------------------------------------------------------
 
     def execute(self, step: Step) -> str | None:
-        first = self.prewritten(step)
+        first = self._begun_records(step)
         match step:
             case steps.Finish():
                 self.finish(step, written=first is not None)
                 return "finished"
             case steps.Park():
                 # The reconciler may settle every call from its evidence: then go on.
-                return "parked" if park(self, step).undecided else None
+                return "parked" if self.park(step).undecided else None
             case steps.DispatchAgain():
-                dispatch_again(self, step)
+                self.tool_calls.dispatch_again(step)
             case steps.SettleUsage():
-                settle_usage(self, step)
+                self.model_turn.settle_usage(step)
             case steps.Stop():
-                stop_calls(self, step)
+                self.tool_calls.stop(step)
             case steps.HandleCall():
-                return handle_call(self, step, t1=first[0] if first else None)
+                return self.tool_calls.handle(step, t1=first[0] if first else None)
             case steps.WriteInputs():
                 for queued in step.inputs:
                     content = UserMessage(content=queued.text)
-                    self.writer.write(entries=[self.message_entry(queued.input_entry_id, content)])
+                    entry = self.writer.message_entry(queued.input_entry_id, content)
+                    self.writer.write(entries=[entry])
                     self.faults.reach("after_input_entry")
             case steps.Compact():
-                compact(self, step)
+                self.model_turn.compact(step)
             case steps.ModelCall():
-                model_call(self, step, attempt=first[0] if first else None)
+                failed = self.model_turn.ask(step, attempt=first[0] if first else None)
+                if failed is not None:
+                    self.finish(failed)
         return None
 
+    def park(self, step: steps.Park) -> Reconciled:
+        """Settle or park the open calls; after a settled one, read the leaf and the state again.
+
+        The results the reconciler wrote moved the leaf, so what the loop knew is dropped."""
+        done = self.tool_calls.park(step)
+        if done.settled:
+            self.start()
+            self.view, self.begun = None, None
+        return done
+
     def finish(self, step: steps.Finish, *, written: bool = False) -> None:
-        """``written``: the record went in with the last entry (``write_then``)."""
+        """``written``: the record went in with the last entry (``write_facts_and_begin_next``)."""
         if not written:
             self.faults.reach("before_finish")
-            record = self.record(OperationFinished, outcome=step.outcome, error=step.error)
+            record = self.writer.record(OperationFinished, outcome=step.outcome, error=step.error)
             self.writer.write(records=[record])
         error = step.error.model_dump() if step.error else None
         self.emit({"type": "operation_finished", "outcome": step.outcome, "error": error})
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.emit(self.session.id, {**event, "operation_id": self.operation_id})
-
-    def record(self, cls, **fields) -> Record:
-        return cls(operation_id=self.operation_id, timestamp=timezone.now(), **fields)
-
-    def message_entry(self, entry_id: str, message) -> MessageEntry:
-        return MessageEntry(
-            id=entry_id, parent_id=self.writer.leaf, timestamp=timezone.now(), message=message
-        )

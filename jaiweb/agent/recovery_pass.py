@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jaiweb.agent.tool_calls import park
 from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.selectors import operation_reading
 from journal import steps
@@ -32,7 +31,7 @@ def recover_once(run: OperationRun) -> str:
         if not isinstance(step, steps.DECISIVE):
             return f"{found}: a runner goes on from here"
         if isinstance(step, steps.Park):
-            done = park(run, step)
+            done = run.park(step)
         else:
             run.execute(step)
     except LeaseLost:

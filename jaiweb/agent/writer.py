@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from django.utils import timezone
 
 from jaiweb.agent.lease_keeper import LeaseKeeper
 from jaiweb.agent.state import AppState
 from jaiweb.store.services import run_append
-from journal.entries import AppStateEntry, Entry
-from journal.records import Record
+from journal.entries import AppStateEntry, Entry, Message, MessageEntry
+from journal.records import Record, RecordBase
+
+R = TypeVar("R", bound=RecordBase)
 
 
 class FencedWriter:
@@ -42,6 +44,16 @@ class FencedWriter:
         self.leaf: str | None = None
         self.state = AppState()
         self.version = 0
+
+    def record(self, cls: type[R], **fields: Any) -> R:
+        """Make a record of this run's operation, stamped now."""
+        return cls(operation_id=self.operation_id, timestamp=timezone.now(), **fields)
+
+    def message_entry(self, entry_id: str, message: Message) -> MessageEntry:
+        """Make a message entry that goes under the current leaf."""
+        return MessageEntry(
+            id=entry_id, parent_id=self.leaf, timestamp=timezone.now(), message=message
+        )
 
     def seen(self, version: int) -> None:
         """The log's length as the loop read it for the step it is about to take."""
@@ -81,3 +93,11 @@ class FencedWriter:
                 self.state = AppState.of(entry.value)
             self.emit({"type": "entry_committed", "entry": entry.model_dump(mode="json")})
         return joined
+
+
+class FactsWrite(Protocol):
+    """Writes the facts of an effect that happened, with the next step's first records if they join.
+
+    ``OperationRun.write_facts_and_begin_next`` is the one such write."""
+
+    def __call__(self, *, entries: list[Entry], records: list[Record]) -> None: ...

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jaiweb.agent.state import DEFAULT_STATE, AppState
-from jaiweb.agent.tool_calls import _progress_reporter
+from jaiweb.agent.tool_calls import progress_reporter
 from jaiweb.agent.tools.base import ToolContext
 from jaiweb.agent.tools.image import GenerateImage, ImageArgs
 from jaiweb.render.backends.base import RenderedImage
@@ -25,7 +25,7 @@ class Emitted:
 
 def test_each_change_of_progress_is_one_event_and_unknown_maximums_none():
     run = Emitted()
-    report = _progress_reporter(run, "generate_image", "call_1")
+    report = progress_reporter(run.emit, "generate_image", "call_1")
     for value, maximum in ((0, 0), (3, 20), (3, 20), (8, 20), (8, 20), (0, 0), (20, 20)):
         report(value, maximum)
     assert [(e["value"], e["max"]) for e in run.events] == [(3, 20), (8, 20), (20, 20)]
