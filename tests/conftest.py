@@ -22,7 +22,7 @@ hypothesis_settings.load_profile("jaiweb")
 
 # A local cluster's PostgreSQL database and environment (tests/ops, tests/e2e), and a
 # Redis server of a test's own (tests/support/own_redis.py).
-pytest_plugins = ["tests.clusters", "tests.support.own_redis"]
+pytest_plugins = ["tests.support.clusters", "tests.support.own_redis"]
 
 # `./dev test-all` runs the suite twice at once, one pass per database, and names the pass
 # in JAIWEB_TEST_PASS. A test that does the same on either pass runs in one of them only:

@@ -3,6 +3,8 @@
 * No module of tests/ imports from a ``test_*.py`` module: what tests share lives in
   tests/support/ (or a conftest fixture), so running one test file never depends on, or
   collects, another's tests.
+* What more than one folder of tests/ uses lives in tests/support/: a helper module beside
+  its tests serves only the tests of its own folder.
 * One ``wait_until``: tests/support/waiting.py's.
 * No test asserts on the wall clock: no bound on a ``time.monotonic()``/``time.time()``
   difference (or a name holding one, or called ``elapsed``/``took``), no assertion right
@@ -76,6 +78,46 @@ def imports_of_test_modules(module: Module) -> list[str]:
     return found
 
 
+def imported_names(module: Module) -> set[str]:
+    """The dotted names ``module`` imports, as absolute names (``from a import b``: both
+    ``a`` and ``a.b``)."""
+    package = module.name.rsplit(".", 1)[0]
+    names: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names.update([base, *(f"{base}.{alias.name}" for alias in node.names)])
+    return names
+
+
+def shared_outside_support(tree: list[Module]) -> dict[str, list[str]]:
+    """Each helper module outside tests/support/ that a module of another folder imports,
+    with those importers."""
+    helpers = [
+        m
+        for m in tree
+        if "support" not in m.path.relative_to(TESTS).parts
+        and not m.path.name.startswith("test_")
+        and m.path.name not in ("conftest.py", "__init__.py")
+    ]
+    found: dict[str, list[str]] = {}
+    for helper in helpers:
+        users = [
+            m.where
+            for m in tree
+            if m.path.parent != helper.path.parent and helper.name in imported_names(m)
+        ]
+        if users:
+            found[helper.where] = users
+    return found
+
+
 def definitions_of(name: str, module: Module) -> list[int]:
     return [
         node.lineno
@@ -89,6 +131,10 @@ def test_no_module_imports_from_a_test_module():
     assert offenders == {}
 
 
+def test_what_two_folders_share_lives_in_support():
+    assert shared_outside_support(modules()) == {}
+
+
 def test_there_is_one_wait_until():
     defined = {m.where: lines for m in modules() if (lines := definitions_of("wait_until", m))}
     assert list(defined) == ["tests/support/waiting.py"], defined
@@ -100,9 +146,9 @@ NOT_SCANNED = (
     "tests/e2e/",  # a real browser against a real studio: real time throughout
     "tests/ops/test_cluster.py",  # real processes, real leases, on PostgreSQL and Redis
     "tests/ops/test_burst.py",
-    "tests/clusters.py",
+    "tests/support/clusters.py",
     "tests/support/",  # the waiting and the fake clock themselves
-    "tests/store/append_worker.py",  # a worker process, starting at an agreed wall time
+    "tests/support/append_worker.py",  # a worker process, starting at an agreed wall time
 )
 # (file, test) → why its assertion on real time is the property under test.
 REAL_TIME_ALLOWED = {
@@ -267,12 +313,22 @@ def test_the_import_rule_sees_every_way_of_importing_a_test_module():
         assert imports_of_test_modules(_module(source)), source
     fine = [
         "from tests.support.waiting import wait_until",
-        "from tests.agent.scripted import text",
-        "from tests.agent import scripted",
-        "import tests.clusters",
+        "from tests.support.scripted import text",
+        "from tests.support import scripted",
+        "import tests.support.clusters",
     ]
     for source in fine:
         assert imports_of_test_modules(_module(source)) == [], source
+
+
+def test_the_sharing_rule_sees_a_helper_used_from_another_folder():
+    helper = _module('"""A helper."""\n', "tests/agent/helping.py")
+    beside = _module("from tests.agent.helping import x\n", "tests/agent/test_a.py")
+    elsewhere = _module("from tests.agent import helping\n", "tests/store/test_b.py")
+    assert shared_outside_support([helper, beside]) == {}
+    assert shared_outside_support([helper, beside, elsewhere]) == {
+        "tests/agent/helping.py": ["tests/store/test_b.py"]
+    }
 
 
 def test_the_wait_until_rule_sees_a_second_definition():

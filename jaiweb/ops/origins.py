@@ -15,7 +15,7 @@ studio on ``127.0.0.1:8200``. Here the Origin must equal, scheme, host and port,
   as Django's CSRF check reads them.
 
 A handshake with no Origin, more than one, or ``null`` is refused: every browser sends
-one on a websocket handshake, and the project's own scripts (``tests/clusters.py``,
+one on a websocket handshake, and the project's own scripts (``tests/support/clusters.py``,
 ``bench/``) send the studio's. Refused sockets are closed before they are accepted, which
 the server answers with 403.
 """

@@ -18,11 +18,11 @@ from jaiweb.sessions.commands import session_rewind
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at
 from jaiweb.store.services import session_create
-from tests.agent.scripted import ScriptedProvider, calls, text
 from tests.support.comfyui_server import comfyui as comfyui  # the fixture
 from tests.support.comfyui_server import reference_workflow
 from tests.support.image_servers import openai_images as openai_images  # the fixture
 from tests.support.runs import Harness
+from tests.support.scripted import ScriptedProvider, calls, text
 
 PIG = "猪猪侠"
 HX = {"HTTP_HX_REQUEST": "true"}

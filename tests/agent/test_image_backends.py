@@ -13,11 +13,11 @@ from jaiweb.render.selectors import wallet_balance
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
-from tests.agent.scripted import ScriptedProvider, calls, text
 from tests.support.builders import operation_stopped_at
 from tests.support.image_servers import a1111 as a1111  # the fixture
 from tests.support.image_servers import free_port_url
 from tests.support.image_servers import openai_images as openai_images  # the fixture
+from tests.support.scripted import ScriptedProvider, calls, text
 
 BACKENDS = [("local", "idempotent"), ("openai", "at_most_once"), ("a1111", "at_most_once")]
 

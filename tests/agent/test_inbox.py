@@ -16,8 +16,8 @@ from jaiweb.store.errors import InvalidEntry, OperationStateConflict, SessionPar
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create
-from tests.agent.scripted import ScriptedProvider, text
 from tests.support.builders import left_by_a_crash
+from tests.support.scripted import ScriptedProvider, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

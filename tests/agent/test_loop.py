@@ -20,9 +20,9 @@ from jaiweb.store.services import (
     session_create,
 )
 from journal.ids import idempotency_key, result_entry_id
-from tests.agent.scripted import CUT, REFUSED, ScriptedProvider, calls, text
 from tests.support.deep_json import JSON_VALUE_DEPTH_MAX, nested
 from tests.support.runs import decide_when_asked
+from tests.support.scripted import CUT, REFUSED, ScriptedProvider, calls, text
 
 pytestmark = pytest.mark.django_db
 

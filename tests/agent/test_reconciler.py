@@ -31,8 +31,8 @@ from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
 from journal.ids import idempotency_key
-from tests.agent.scripted import ScriptedProvider, text
 from tests.support.builders import PANEL_ARGS, operation_stopped_at
+from tests.support.scripted import ScriptedProvider, text
 from tests.support.threads import orm_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)

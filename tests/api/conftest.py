@@ -11,9 +11,9 @@ from django.test import Client
 
 from jaiweb.accounts.services import api_token_create
 from jaiweb.store.services import operation_accept, session_create
-from tests.agent.scripted import ScriptedProvider, text
 from tests.support.builders import PANEL_ARGS, awaiting_approval, park_operation, parked_call
 from tests.support.runs import Harness
+from tests.support.scripted import ScriptedProvider, text
 
 BASE = "/api/v1"
 

@@ -89,7 +89,7 @@ class World:
     @cached_property
     def panelled(self):
         """A session whose branch holds a drawn panel (e_panel)."""
-        from tests.journal.factories import assistant, panel, user
+        from tests.support.factories import assistant, panel, user
 
         session = self._session("panelled")
         entry_append(
@@ -129,7 +129,7 @@ class World:
     def varied(self):
         """A session whose branch holds a panel drawn as two variants (calls c1, c2)."""
         from journal.entries import AssistantMessage, MessageEntry, ToolCall, ToolResultMessage
-        from tests.journal.factories import T0, user
+        from tests.support.factories import T0, user
 
         calls = [
             ToolCall(id=c, name="generate_image", arguments={"prompt": "猪", "variants": 2})

@@ -8,7 +8,7 @@ import pytest
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at
 from jaiweb.store.services import entry_append, session_create
-from tests.journal.factories import assistant, user
+from tests.support.factories import assistant, user
 from tests.support.rewinds import HERO, SICK, STRONG, two_branch_story
 
 pytestmark = pytest.mark.django_db

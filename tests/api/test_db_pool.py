@@ -5,7 +5,7 @@ The pool checks each connection it hands out, so a dead one is never used; a rea
 connection dies under it is made once more; a write answers 503 with nothing committed.
 
 Always on PostgreSQL, whatever the pass: a web process of a local cluster on a database
-of its own (tests/clusters.py), driven over HTTP, its backends ended from here.
+of its own (tests/support/clusters.py), driven over HTTP, its backends ended from here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from jaiweb.devtools.cluster import Cluster
-from tests.clusters import SETUP
+from tests.support.clusters import SETUP
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from jaiweb.store.services import entry_append, session_create
 from journal.branches import panel_image_of
 from journal.ids import render_seed
 from tests.api.conftest import run_to_the_end, start_run
-from tests.journal.factories import assistant, branch, panel, state, user
+from tests.support.factories import assistant, branch, panel, state, user
 from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db

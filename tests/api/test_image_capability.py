@@ -238,7 +238,7 @@ def test_a_publish_of_her_panel_from_his_session_posts_nothing(alice, bob, hers,
     from jaiweb.agent.tools.publish import PublishArgs, PublishPanel
     from jaiweb.store.selectors import branch_get
     from jaiweb.store.services import entry_append
-    from tests.journal.factories import assistant, panel, user
+    from tests.support.factories import assistant, panel, user
 
     _, her_image, _ = hers
     settings.JAIWEB_FEED_URL = "http://127.0.0.1:9/feed/webhook"  # nothing may be sent

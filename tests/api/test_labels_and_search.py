@@ -74,7 +74,7 @@ def test_search_reads_an_imported_session_whatever_its_json_looks_like(alice, as
 
 def test_search_is_case_blind_and_takes_like_wildcards_literally(as_alice, alice):
     from jaiweb.store.services import entry_append, session_create
-    from tests.journal.factories import user
+    from tests.support.factories import user
 
     session = session_create(owner=alice, title="t")
     entry_append(

@@ -9,8 +9,8 @@ from jaiweb.render.services import render_request, wallet_get_or_create
 from jaiweb.store.models import ShareLink
 from jaiweb.store.services import entry_append, rewind_append, session_create
 from jaiweb.store.shares import share_panel_ref
-from tests.journal.factories import assistant, panel, user
 from tests.support.clocks import pin_the_minute
+from tests.support.factories import assistant, panel, user
 
 pytestmark = pytest.mark.django_db
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.e2e.helpers import TIMEOUT_MS, VIEWPORT, Studio
+from tests.support.browser import TIMEOUT_MS, VIEWPORT, Studio
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

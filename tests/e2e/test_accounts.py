@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import PASSWORD, login, signup, unique
+from tests.support.browser import PASSWORD, login, signup, unique
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

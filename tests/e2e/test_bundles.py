@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     open_new_session,
     panels,
     run_with_approval,

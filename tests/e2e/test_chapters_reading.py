@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     PASSWORD,
     SESSION_URL,
     branch_entry_ids,

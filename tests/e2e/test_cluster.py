@@ -19,8 +19,8 @@ from datetime import datetime
 import pytest
 
 from jaiweb.devtools.cluster import Cluster
-from tests.clusters import SETUP, Api, lease_of, metrics, wait_until
-from tests.e2e.helpers import VIEWPORT, panels, wait_ws_open
+from tests.support.browser import VIEWPORT, panels, wait_ws_open
+from tests.support.clusters import SETUP, Api, lease_of, metrics, wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ import pypdf
 import pytest
 from PIL import Image
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     branch_entry_ids,
     credits,
     open_new_session,

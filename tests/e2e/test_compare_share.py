@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from jaiweb.store.shares import share_panel_ref
-from tests.e2e.helpers import (
+from tests.support.browser import (
     approve_next,
     branch_entry_ids,
     credits,

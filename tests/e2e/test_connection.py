@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     branch_entry_ids,
     open_new_session,
     send_prompt,

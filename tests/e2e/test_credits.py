@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     approve_next,
     login,
     new_session,

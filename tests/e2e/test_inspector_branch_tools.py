@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     branch_entry_ids,
     credits,
     node_of,

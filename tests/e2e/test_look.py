@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     SCREENSHOTS,
     approve_next,
     login,

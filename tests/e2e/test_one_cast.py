@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     SESSION_URL,
     approve_next,
     branch_entry_ids,
@@ -191,7 +191,7 @@ def test_the_newcomers_cast_is_the_one_cast(shared_studio, browser, new_page, la
 def test_an_unsure_prompt_offers_a_draw_it_button_that_sends_the_draw(shared_studio, page):
     """ "the hero wins" draws nothing and costs nothing; the director's Draw it button sends
     the /draw line itself, and the approval says the cost before anything is drawn."""
-    from tests.e2e.helpers import credits, open_new_session, wait_stream_has
+    from tests.support.browser import credits, open_new_session, wait_stream_has
 
     session_id = open_new_session(page, shared_studio.url, "unsure")
     before = credits(page)

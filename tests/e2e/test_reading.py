@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     approve_next,
     branch_entry_ids,
     open_new_session,

@@ -12,7 +12,7 @@ import time
 import pytest
 from django.db import connection
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     approve_next,
     credits,
     open_new_session,

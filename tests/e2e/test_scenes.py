@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     branch_entry_ids,
     open_new_session,
     panels,

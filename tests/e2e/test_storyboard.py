@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     PASSWORD,
     approve_next,
     branch_entry_ids,

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     branch_entry_ids,
     node_of,
     run_with_approval,
@@ -240,7 +240,7 @@ def cards_in_view(page) -> list[str]:
 
 
 def test_a_session_of_10000_entries_draws_only_the_cards_in_view(shared_studio, page):
-    from tests.e2e.helpers import PASSWORD, login, user_for_the_studio
+    from tests.support.browser import PASSWORD, login, user_for_the_studio
 
     name = unique("long_")
     session, total = _long_session(user_for_the_studio(name, PASSWORD))

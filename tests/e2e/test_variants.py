@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.browser import (
     approve_next,
     branch_entry_ids,
     credits,

@@ -12,7 +12,7 @@ from journal.branches import (
     state_changes,
 )
 from journal.tree import TreeIndex, branch_of
-from tests.journal.factories import INITIAL, KUNG_FU, LAXATIVE, article_entries, panel, post
+from tests.support.factories import INITIAL, KUNG_FU, LAXATIVE, article_entries, panel, post
 
 
 def paths():

@@ -17,7 +17,7 @@ from journal.chapters import (
     title_check,
 )
 from journal.navigation import state_keeping_characters, where_i_was
-from tests.journal.factories import assistant, branch, user
+from tests.support.factories import assistant, branch, user
 
 PATH = ["e0", "e1", "e2", "e3", "e4", "e5"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from journal.context import NOT_RUN, derive_messages
 from journal.entries import SummaryMessage, ToolResultMessage
 from journal.tree import TreeIndex
-from tests.journal.factories import (
+from tests.support.factories import (
     article_entries,
     assistant,
     branch,

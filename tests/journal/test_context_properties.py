@@ -21,7 +21,7 @@ from journal.entries import (
     ToolResultMessage,
     UserMessage,
 )
-from tests.journal.factories import T0
+from tests.support.factories import T0
 
 
 @st.composite

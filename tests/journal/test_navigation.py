@@ -8,7 +8,7 @@ from journal.entries import BranchEntry
 from journal.errors import UnknownEntry
 from journal.navigation import rewind_entry
 from journal.snapshot import apply_entry, replay
-from tests.journal.factories import INITIAL, KUNG_FU, T0, article_entries, at
+from tests.support.factories import INITIAL, KUNG_FU, T0, article_entries, at
 
 
 @pytest.fixture

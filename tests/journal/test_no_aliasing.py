@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from journal.entries import AppStateEntry, parse_entry
 from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
-from tests.journal.factories import T0
+from tests.support.factories import T0
 
 
 def state(buff: str) -> dict:

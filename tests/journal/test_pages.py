@@ -24,7 +24,7 @@ from journal.pages import (
     tail_points,
     wrap,
 )
-from tests.journal.factories import at, panel, user
+from tests.support.factories import at, panel, user
 
 
 def mono(text: str, size: int) -> float:

@@ -10,8 +10,8 @@ from journal.errors import BrokenSessionTree
 from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
 from journal.tree import TreeIndex, branch_of
-from tests.journal.factories import INITIAL, T0, assistant, at, state, user
-from tests.journal.strategies import app_value, text
+from tests.support.factories import INITIAL, T0, assistant, at, state, user
+from tests.support.strategies import app_value, text
 
 
 @st.composite

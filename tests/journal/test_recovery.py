@@ -26,7 +26,7 @@ from journal.recovery import (
     fold_operation,
     recover_operation,
 )
-from tests.journal.factories import T0
+from tests.support.factories import T0
 
 OP = "op1"
 

@@ -15,8 +15,8 @@ from journal.errors import BrokenSessionTree
 from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, replay
 from journal.tree import children
-from tests.journal.factories import INITIAL, T0, assistant, at, compaction, state, user
-from tests.journal.strategies import app_value, text
+from tests.support.factories import INITIAL, T0, assistant, at, compaction, state, user
+from tests.support.strategies import app_value, text
 
 STEPS = ["user", "assistant", "state", "compaction", "fork", "rewind"]
 

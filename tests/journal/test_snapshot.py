@@ -8,7 +8,7 @@ from journal.errors import BrokenSessionTree
 from journal.navigation import rewind_entry
 from journal.snapshot import SessionSnapshot, apply_entry, branch_app_state, replay
 from journal.tree import TreeIndex
-from tests.journal.factories import (
+from tests.support.factories import (
     INITIAL,
     KUNG_FU,
     LAXATIVE,

@@ -54,7 +54,7 @@ from journal.steps import (
     WriteInputs,
     next_step,
 )
-from tests.journal.factories import T0
+from tests.support.factories import T0
 
 OP = "op"
 LIMITS = Limits(max_model_calls=5, context_budget=10_000)

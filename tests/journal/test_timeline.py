@@ -20,7 +20,7 @@ from journal.timeline import (
     timeline_data,
 )
 from journal.tree import branch_of
-from tests.journal.factories import INITIAL, KUNG_FU, LAXATIVE, assistant, at, branch, state, user
+from tests.support.factories import INITIAL, KUNG_FU, LAXATIVE, assistant, at, branch, state, user
 
 
 def panel(id: str, parent: str, image: str, t: int = 0) -> MessageEntry:
@@ -32,7 +32,7 @@ def panel(id: str, parent: str, image: str, t: int = 0) -> MessageEntry:
 
 def drawn_turn(n: int, parent: str | None, value: dict, t: int) -> list:
     """A turn as the loop writes one: prompt, tool calls, state, results, closing reply."""
-    from tests.journal.factories import result
+    from tests.support.factories import result
 
     p = f"t{n}"
     return [

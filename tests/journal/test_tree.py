@@ -6,7 +6,7 @@ import pytest
 
 from journal.errors import BrokenSessionTree, UnknownEntry
 from journal.tree import TreeIndex, ancestors, branch_of, children, depth
-from tests.journal.factories import article_entries, assistant, branch, user
+from tests.support.factories import article_entries, assistant, branch, user
 
 
 def ids(entries):

@@ -26,7 +26,7 @@ from journal.variants import (
     sets_on,
     with_choice,
 )
-from tests.journal.factories import T0, at, state
+from tests.support.factories import T0, at, state
 
 OP = "op"
 

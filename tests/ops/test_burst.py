@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from jaiweb.devtools.cluster import Cluster
-from tests.clusters import SETUP
 from tests.support import children
+from tests.support.clusters import SETUP
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ a browser-like websocket on web A streams it; a runner killed in the middle of a
 replaced and the new one finishes the run; a runner frozen (SIGSTOP) while holding its
 lease is taken over only once the lease has expired, and its late wake-up changes nothing.
 
-Always on PostgreSQL and Redis, whatever the pass (tests/clusters.py).
+Always on PostgreSQL and Redis, whatever the pass (tests/support/clusters.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import httpx
 import pytest
 
 from jaiweb.devtools.cluster import Cluster, ClusterError
-from tests.clusters import (
+from tests.support import children
+from tests.support.clusters import (
     SETUP,
     Api,
     Watcher,
@@ -28,7 +29,6 @@ from tests.clusters import (
     lease_of,
     metrics,
 )
-from tests.support import children
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow

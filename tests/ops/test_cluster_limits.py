@@ -6,7 +6,7 @@ web processes' real daphne, with the cache on a Redis of the test's own.
 * 130 views of a share page, each with a made-up X-Forwarded-For, are limited: daphne no
   longer puts the leftmost entry in REMOTE_ADDR.
 
-Always on PostgreSQL, whatever the pass (tests/clusters.py).
+Always on PostgreSQL, whatever the pass (tests/support/clusters.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from jaiweb.devtools.cluster import Cluster
-from tests.clusters import SETUP, Api
+from tests.support.clusters import SETUP, Api
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ import pytest
 from jaiweb.ops.csp import content_security_policy
 from jaiweb.store.services import entry_append, session_create
 from jaiweb.store.shares import share_link_create
-from tests.journal.factories import assistant, user
+from tests.support.factories import assistant, user
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from django.urls import reverse
 from jaiweb.ops.proxies import client_address
 from jaiweb.store.services import entry_append, session_create
 from jaiweb.store.shares import share_link_create
-from tests.journal.factories import user
 from tests.support.clocks import pin_the_minute
+from tests.support.factories import user
 
 NGINX = "127.0.0.1"  # the peer of every request the test client makes
 LAN = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("127.0.0.1"))

@@ -24,7 +24,7 @@ from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import entry_append, operation_accept, session_create
 from journal.entries import MessageEntry, UserMessage
 from journal.records import InputQueued, OperationAccepted
-from tests.store.append_worker import Worker
+from tests.support.append_worker import Worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

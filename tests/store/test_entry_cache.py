@@ -10,7 +10,7 @@ from jaiweb.store import selectors
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.entry_cache import EntryCache, parsed_entries
 from jaiweb.store.selectors import branch_get
-from tests.journal.factories import user
+from tests.support.factories import user
 
 
 def test_lookup_needs_the_same_entry_id_at_the_same_seq():

@@ -20,7 +20,7 @@ from django.db import connection
 
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.services import session_create
-from tests.store.append_worker import APPLICATION_NAME, Worker
+from tests.support.append_worker import APPLICATION_NAME, Worker
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

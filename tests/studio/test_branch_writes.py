@@ -12,8 +12,8 @@ from jaiweb.store.models import ComicSession, Entry, Operation
 from jaiweb.store.selectors import app_state_at, branch_get, branch_rows
 from jaiweb.store.services import entry_append, session_create
 from jaiweb.studio.selectors.rewinds import rewind_preview_of
-from tests.journal.factories import assistant, branch, panel, post, state, user
 from tests.support.builders import park_operation
+from tests.support.factories import assistant, branch, panel, post, state, user
 
 pytestmark = pytest.mark.django_db
 

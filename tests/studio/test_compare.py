@@ -10,7 +10,7 @@ from django.db import transaction
 from jaiweb.store.chains import entry_rows
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.services import entry_append, session_create
-from tests.journal.factories import assistant, branch, panel, post, state, user
+from tests.support.factories import assistant, branch, panel, post, state, user
 
 pytestmark = pytest.mark.django_db
 
@@ -193,7 +193,7 @@ def test_a_side_with_a_picked_panel_counts_it_among_its_panels(client, alice, fo
     """Issue 29: a cherry-picked panel was shown but not counted, and the side said
     "… and -1 more panels on this side"."""
     from journal.entries import MessageEntry, ToolResultMessage
-    from tests.journal.factories import at
+    from tests.support.factories import at
 
     picked = MessageEntry(
         id="pick",

@@ -20,7 +20,7 @@ from jaiweb.render.services import render_request
 from jaiweb.store.services import entry_append, session_create
 from jaiweb.store.shares import share_link_create, share_panel_ref
 from tests.api.conftest import BASE
-from tests.journal.factories import assistant, panel, user
+from tests.support.factories import assistant, panel, user
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from jaiweb.store.models import BranchRead, Entry
 from jaiweb.store.services import entry_append, session_create
-from tests.journal.factories import assistant, branch, user
+from tests.support.factories import assistant, branch, user
 
 pytestmark = pytest.mark.django_db
 

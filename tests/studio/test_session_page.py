@@ -10,8 +10,8 @@ from django.utils import translation
 from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.services import entry_append
-from tests.journal.factories import panel, user
 from tests.support.builders import park_operation, parked_call
+from tests.support.factories import panel, user
 from tests.support.runs import run_pending
 from tests.support.trees import big_tree_create
 

@@ -13,7 +13,7 @@ from jaiweb.render.imports import image_import
 from jaiweb.store.models import ShareLink
 from jaiweb.store.services import entry_append, session_create
 from jaiweb.store.shares import share_panel_ref
-from tests.journal.factories import assistant, panel, user
+from tests.support.factories import assistant, panel, user
 
 pytestmark = pytest.mark.django_db
 

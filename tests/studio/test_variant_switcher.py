@@ -14,7 +14,7 @@ from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import branch_get
 from jaiweb.store.services import entry_append, session_create
 from journal.variants import sets_on
-from tests.journal.factories import assistant, branch, panel, user
+from tests.support.factories import assistant, branch, panel, user
 from tests.support.runs import Harness
 
 pytestmark = pytest.mark.django_db

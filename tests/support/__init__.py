@@ -16,5 +16,13 @@ tests/test_layout.py checks it):
   API, with their fixtures (``openai_images``, ``a1111``);
 * ``passes``: which pass of `./dev test-all` this process is (``this_pass``);
 * ``sinks``, ``stories``, ``trees``: a recording event sink, the article's prompts, big
-  session trees.
+  session trees;
+* ``factories``, ``strategies``: journal entries built by hand and by Hypothesis;
+* ``scripted``: a provider that replays a scripted model, turn by turn;
+* ``clusters``: a local cluster (web and runner processes on PostgreSQL and Redis);
+* ``browser``: the browser tests' studio, logins and page helpers;
+* ``append_worker``: a child process that writes to the journals, for the concurrency and
+  kill tests.
+
+What more than one folder of tests/ uses lives here; tests/test_layout.py checks it.
 """

@@ -4,7 +4,7 @@
 database of the test's choosing and collects its output as it comes, so a test can wait
 for a line, kill it from outside like a crash, stop it with SIGTERM like an operator, and
 start another. Used by the crash, chaos and shutdown tests, the live studio of the fuzz
-gates (tests/support/live.py), the browser tests (tests/e2e/helpers.py), the studio
+gates (tests/support/live.py), the browser tests (tests/support/browser.py), the studio
 command's own tests and the bursts. ``settings_child``/``settings_of`` start Django alone
 in a clean environment to read the settings it derives from that environment.
 """
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.store.append_worker import database_url as _settings_url
+from tests.support.append_worker import database_url as _settings_url
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jaiweb.render.services import wallet_get_or_create
 from jaiweb.store.services import entry_append, session_create
-from tests.journal.factories import assistant, branch, panel, state, user
+from tests.support.factories import assistant, branch, panel, state, user
 
 HERO = "猪猪侠"
 STRONG = {

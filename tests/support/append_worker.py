@@ -1,6 +1,6 @@
 """A child process that writes to the journals, for the concurrency and kill tests.
 
-Run as ``python -m tests.store.append_worker MODE ...`` from the repository root, with
+Run as ``python -m tests.support.append_worker MODE ...`` from the repository root, with
 ``DJANGO_SETTINGS_MODULE`` and ``DATABASE_URL`` naming the test database. Output is one
 JSON object per line on stdout, flushed at once; nothing else is written there.
 
@@ -164,7 +164,7 @@ class Worker:
         }
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.store.append_worker", *args],
+            [sys.executable, "-m", "tests.support.append_worker", *args],
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.PIPE,
