@@ -35,7 +35,7 @@ def wait(predicate, timeout: float, what: str, every: float = 0.02):
 
 def chat_seconds(user, title: str) -> float:
     """Seconds from a chat prompt's acceptance to its operation finishing."""
-    from jaiweb.sessions.commands import prompt_submit
+    from jaiweb.commands.sessions import prompt_submit
     from jaiweb.store.models import Operation
     from jaiweb.store.services import session_create
 
@@ -73,10 +73,10 @@ def run(args, scratch, server) -> None:
     from django.contrib.auth import get_user_model
 
     from jaiweb.agent.state import DEFAULT_STATE
+    from jaiweb.commands.sessions import prompt_submit
     from jaiweb.render.backends.comfyui import prompt_id_for
     from jaiweb.render.models import LedgerEntry
     from jaiweb.render.services import credits_grant
-    from jaiweb.sessions.commands import prompt_submit
     from jaiweb.store.models import Operation
     from jaiweb.store.selectors import operation_records
     from jaiweb.store.services import session_create

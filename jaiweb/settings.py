@@ -190,7 +190,7 @@ def redis_caches(url: str) -> dict:
     """Return CACHES on the Redis at ``url``.
 
     While Redis cannot be reached, each process counts the rate limits on its own
-    (jaiweb/sessions/limits.py), so a call may fail fast: 1 s timeouts and one immediate
+    (jaiweb/commands/limits.py), so a call may fail fast: 1 s timeouts and one immediate
     retry (for a pooled connection Redis has closed), where redis-py's default retries
     with backoff took 4 s to give up on a refused connection.
     """

@@ -1,4 +1,4 @@
-"""The API's own access rule beyond "owner, or staff read-only" (``jaiweb.sessions.access``):
+"""The API's own access rule beyond "owner, or staff read-only" (``jaiweb.commands.access``):
 the recovery inbox is for staff."""
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from jaiweb.api.schemas import (
     StateWriteOut,
 )
 from jaiweb.api.selectors import entries_out, session_detail
-from jaiweb.sessions.access import session_for
-from jaiweb.sessions.branch_commands import (
+from jaiweb.commands.access import session_for
+from jaiweb.commands.branches import (
     panel_cherry_pick,
     prompt_resend,
     reply_regenerate,
@@ -46,7 +46,7 @@ from jaiweb.sessions.branch_commands import (
     session_label_add,
     session_label_remove,
 )
-from jaiweb.sessions.commands import character_set, permission_mode_set
+from jaiweb.commands.sessions import character_set, permission_mode_set
 from jaiweb.store.comparisons import branches_compare, effects_under, rewind_preview_at
 from jaiweb.store.labels import labels_of
 from jaiweb.store.search import QUERY_MAX, session_search

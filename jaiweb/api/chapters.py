@@ -15,8 +15,8 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from jaiweb.api.schemas import BodyIn, ErrorOut, NavigateOut, RewindPreviewOut, stripped_text
-from jaiweb.sessions.access import session_for
-from jaiweb.sessions.commands import chapter_clear, chapter_set, session_back
+from jaiweb.commands.access import session_for
+from jaiweb.commands.sessions import chapter_clear, chapter_set, session_back
 from jaiweb.store.comparisons import rewind_preview_at
 from jaiweb.store.selectors import branch_rows, chapters_at, where_i_was_of
 from journal.chapters import TITLE_MAX, Chapter

@@ -18,7 +18,7 @@ from jaiweb.comic.errors import ExportUnavailable
 from jaiweb.comic.exports import CONTENT_TYPES, NoSuchChapter, NoSuchPage, comic_export
 from jaiweb.comic.selectors import page_at, panel_lettering_at
 from jaiweb.comic.services import page_layout_set, panel_lettering_set
-from jaiweb.sessions.access import session_for
+from jaiweb.commands.access import session_for
 from journal.chapters import CHAPTERS_MAX
 from journal.jsonvalues import Id
 from journal.pages import LAYOUTS

@@ -8,8 +8,8 @@ from ninja import Router
 from jaiweb.api.access import staff_only
 from jaiweb.api.links import link, links
 from jaiweb.api.schemas import ErrorOut, InboxItemOut, InboxResolveIn, InboxResolveOut
-from jaiweb.sessions.commands import inbox_call_resolve
-from jaiweb.sessions.inbox import inbox_items
+from jaiweb.commands.inbox import inbox_items
+from jaiweb.commands.sessions import inbox_call_resolve
 from jaiweb.store.selectors import operation_get
 
 router = Router(tags=["inbox"])

@@ -7,8 +7,8 @@ from ninja import Router
 
 from jaiweb.api.schemas import ApprovalIn, ApprovalOut, ErrorOut, OperationOut
 from jaiweb.api.selectors import operation_detail
-from jaiweb.sessions.access import operation_for
-from jaiweb.sessions.commands import approval_decide
+from jaiweb.commands.access import operation_for
+from jaiweb.commands.sessions import approval_decide
 
 router = Router(tags=["operations"])
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from jaiweb.commands.status import session_status
 from jaiweb.render.selectors import credits_view, ledger_for
-from jaiweb.sessions.status import session_status
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.rows import StoredEntry, parse_rows
 from jaiweb.store.selectors import app_state_at, operation_reading, operation_records

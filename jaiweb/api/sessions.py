@@ -24,9 +24,9 @@ from jaiweb.api.schemas import (
     StopOut,
 )
 from jaiweb.api.selectors import entries_out, session_detail, sessions_of
-from jaiweb.sessions.access import session_for
-from jaiweb.sessions.commands import prompt_submit, session_rewind, session_stop
-from jaiweb.sessions.variants import variants_prompt
+from jaiweb.commands.access import session_for
+from jaiweb.commands.sessions import prompt_submit, session_rewind, session_stop
+from jaiweb.commands.variants import variants_prompt
 from jaiweb.store.selectors import branch_rows, children_rows, entries_after
 from jaiweb.store.services import session_create, session_delete, session_rename
 from journal.jsonvalues import Id

@@ -23,7 +23,7 @@ from jaiweb.api.errors import ApiError
 from jaiweb.api.links import link
 from jaiweb.api.schemas import ErrorOut, ImportRefusedOut, SessionOut
 from jaiweb.api.selectors import session_detail
-from jaiweb.sessions.access import session_for
+from jaiweb.commands.access import session_for
 from jaiweb.store.errors import BundleTooLarge, ImportRefused
 from jaiweb.store.transfer import IMPORTED_TITLE, session_export, session_import
 from journal.ids import canonical_json

@@ -6,8 +6,8 @@ from django.http import HttpRequest
 from ninja import Router
 
 from jaiweb.api.schemas import ErrorOut, StateWriteOut, VariantChoiceIn
-from jaiweb.sessions.access import session_for
-from jaiweb.sessions.variants import variant_choose
+from jaiweb.commands.access import session_for
+from jaiweb.commands.variants import variant_choose
 
 router = Router(tags=["branches"])
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from jaiweb.comic.exports import comic_panels
-from jaiweb.sessions.commands import state_edit_append, state_to_edit
+from jaiweb.commands.sessions import state_edit_append, state_to_edit
 from jaiweb.store.errors import InvalidEntry
 from jaiweb.store.models import ComicSession
 from journal.appstate import UnreadableAppState, app_state_check

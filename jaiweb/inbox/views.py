@@ -1,6 +1,6 @@
 """The recovery inbox page (staff only): parked tool calls, their evidence, and the choice.
 
-The decision itself is ``jaiweb.sessions.inbox.inbox_resolve``; these views only show the
+The decision itself is ``jaiweb.commands.inbox.inbox_resolve``; these views only show the
 items, turn the form into its arguments, and tell the session and the runner afterwards.
 """
 
@@ -23,6 +23,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
+from jaiweb.commands.inbox import InboxItem, SettledItem, inbox_items, settled_items
+from jaiweb.commands.sessions import inbox_call_resolve
 from jaiweb.inbox.forms import CreditDecisionForm, ResolveForm
 from jaiweb.render.selectors import credit_requests_open
 from jaiweb.render.services import (
@@ -31,8 +33,6 @@ from jaiweb.render.services import (
     credit_request_decline,
     credit_request_grant,
 )
-from jaiweb.sessions.commands import inbox_call_resolve
-from jaiweb.sessions.inbox import InboxItem, SettledItem, inbox_items, settled_items
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.store.selectors import operation_get
 

@@ -28,6 +28,7 @@ from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from jaiweb.commands.access import session_for
 from jaiweb.live.push import group_name
 from jaiweb.live.versions import (
     change_is_local,
@@ -35,7 +36,6 @@ from jaiweb.live.versions import (
     fact_counts,
     last_event_number,
 )
-from jaiweb.sessions.access import session_for
 from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get

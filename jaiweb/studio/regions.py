@@ -17,11 +17,11 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext_lazy
 
+from jaiweb.commands.status import UNREAD
 from jaiweb.live.push import regions_answered
 from jaiweb.render.backends import backend_label
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
-from jaiweb.sessions.status import UNREAD
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession

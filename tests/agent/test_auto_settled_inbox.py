@@ -25,8 +25,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.inbox import inbox_items, inbox_resolve
 from jaiweb.render.models import Image, LedgerEntry
-from jaiweb.sessions.inbox import inbox_items, inbox_resolve
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create

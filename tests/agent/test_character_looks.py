@@ -11,10 +11,10 @@ from django.test import Client
 from django.urls import reverse
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import session_rewind
 from jaiweb.render.backends.comfyui import BUNDLED_WORKFLOW
 from jaiweb.render.models import Image, LedgerEntry, RenderJob
 from jaiweb.render.panel.variation import figure_seed_of
-from jaiweb.sessions.commands import session_rewind
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at
 from jaiweb.store.services import session_create

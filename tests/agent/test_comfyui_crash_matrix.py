@@ -45,9 +45,9 @@ from django.core.management import call_command
 from django.db import connection
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.inbox import inbox_items
 from jaiweb.render.backends.comfyui import output_filename, prompt_id_for
 from jaiweb.render.models import Image, LedgerEntry, RenderJob
-from jaiweb.sessions.inbox import inbox_items
 from jaiweb.store.models import Entry, Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import operation_accept, session_create

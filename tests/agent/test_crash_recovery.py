@@ -124,7 +124,7 @@ PUBLISH_POINTS = ["awaiting_approval", "after_t1", "during_tool", "after_tool_ef
 
 @pytest.mark.parametrize("point", PUBLISH_POINTS)
 def test_publish_panel_crashes_post_at_most_once(point, auto_session, env, admin):
-    from jaiweb.sessions.inbox import inbox_items, inbox_resolve
+    from jaiweb.commands.inbox import inbox_items, inbox_resolve
 
     first_op = operation_accept(session_id=auto_session.id, text=STORY).operation_id
     runner = studio(connection.settings_dict, env=env)

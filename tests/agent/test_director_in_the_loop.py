@@ -122,7 +122,7 @@ def test_the_narration_follows_the_pages_language_not_the_prompts_script(
 
 
 def test_the_director_sees_a_hand_edited_state(harness):
-    from jaiweb.sessions.commands import character_set
+    from jaiweb.commands.sessions import character_set
 
     harness.session.refresh_from_db()
     character_set(

@@ -10,8 +10,8 @@ from jaiweb.agent.runner import Runner
 from jaiweb.agent.tools import default_tools
 from jaiweb.agent.tools.base import ToolOutput
 from jaiweb.agent.tools.publish import PublishPanel
+from jaiweb.commands.inbox import inbox_items, inbox_resolve
 from jaiweb.feed.services import feed_post_create
-from jaiweb.sessions.inbox import inbox_items, inbox_resolve
 from jaiweb.store.errors import InvalidEntry, OperationStateConflict, SessionParked
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records

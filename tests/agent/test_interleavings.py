@@ -25,8 +25,8 @@ from jaiweb.agent.loop import LoopConfig, OperationRun
 from jaiweb.agent.providers.offline import OfflineDirector
 from jaiweb.agent.state import DEFAULT_STATE
 from jaiweb.agent.tools import default_tools
+from jaiweb.commands.sessions import character_set
 from jaiweb.render.services import credits_grant, wallet_get_or_create
-from jaiweb.sessions.commands import character_set
 from jaiweb.store.errors import OperationStateConflict, SessionBusy
 from jaiweb.store.integrity import session_check
 from jaiweb.store.leases import lease_release, operation_claim

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.render.backends.base import RenderedImage
 from jaiweb.render.models import LedgerEntry
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import Operation
 from jaiweb.store.services import session_create
 from tests.support.runs import runner_running

@@ -22,11 +22,11 @@ from jaiweb.agent.tools import default_tools
 from jaiweb.agent.tools.base import ToolOutput
 from jaiweb.agent.tools.image import GenerateImage
 from jaiweb.agent.tools.publish import PublishPanel
+from jaiweb.commands.inbox import inbox_items
 from jaiweb.feed.services import feed_post_create
 from jaiweb.render.errors import RenderFailed
 from jaiweb.render.models import LedgerEntry, RenderJob
 from jaiweb.render.services import render_request
-from jaiweb.sessions.inbox import inbox_items
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create
@@ -347,7 +347,7 @@ def test_a_post_of_another_panel_under_the_key_goes_to_a_person(session):
 
 def test_an_admin_who_resolved_first_wins(alice, session, django_user_model):
     """The reconciler and an admin race for a parked call: one resolution, no error."""
-    from jaiweb.sessions.inbox import inbox_resolve
+    from jaiweb.commands.inbox import inbox_resolve
 
     op = image_call_left_open(session)
     Runner().recover()  # parked: nothing under the key yet

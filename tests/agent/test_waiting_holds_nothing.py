@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import approval_decide, prompt_submit, session_stop
 from jaiweb.render.services import credits_grant, wallet_get_or_create
-from jaiweb.sessions.commands import approval_decide, prompt_submit, session_stop
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
 from jaiweb.store.services import session_create

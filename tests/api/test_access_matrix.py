@@ -116,7 +116,7 @@ class World:
     @cached_property
     def chaptered(self):
         """A finished turn whose prompt starts a chapter."""
-        from jaiweb.sessions.commands import chapter_set
+        from jaiweb.commands.sessions import chapter_set
 
         session = self._session("chaptered")
         run_to_the_end(session)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.render.models import WELCOME_CREDITS, Image, LedgerEntry, RenderJob
 from jaiweb.render.selectors import wallet_balance
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import ComicSession, Entry, Operation
 from jaiweb.store.selectors import app_state_at, branch_get
 from jaiweb.store.services import entry_append, session_create

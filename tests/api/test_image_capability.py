@@ -12,9 +12,9 @@ import pytest
 from django.test import Client
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.feed.models import FeedPost
 from jaiweb.render.models import Image
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import ComicSession, Entry, Label, Operation
 from jaiweb.store.services import session_create
 from jaiweb.store.shares import share_link_create, share_panel_ref

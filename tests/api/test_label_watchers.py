@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from jaiweb.commands import sessions as commands
 from jaiweb.live.push import group_name
-from jaiweb.sessions import commands
 from jaiweb.store.demo import article_session_create
 
 pytestmark = pytest.mark.django_db

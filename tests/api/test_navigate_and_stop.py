@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.sessions.commands import character_set
+from jaiweb.commands.sessions import character_set
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import branch_get, operation_records
 from tests.api.conftest import park, start_run

@@ -195,7 +195,7 @@ def test_a_deadlock_victim_is_made_again_not_answered_500(as_alice, session, mon
     """The database rolled the write back whole: the request runs again, once more."""
     from django.db import OperationalError
 
-    from jaiweb.sessions import commands
+    from jaiweb.commands import sessions as commands
 
     class Deadlock(Exception):
         sqlstate = "40P01"

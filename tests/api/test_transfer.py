@@ -34,7 +34,7 @@ def media(tmp_path, settings):
 def drawn(alice):
     """Alice's session with two panels and a bookmark."""
     from jaiweb.agent.state import DEFAULT_STATE
-    from jaiweb.sessions.commands import prompt_submit
+    from jaiweb.commands.sessions import prompt_submit
     from jaiweb.store.services import session_create
 
     session = session_create(owner=alice, title="两格", initial_app_state=DEFAULT_STATE)

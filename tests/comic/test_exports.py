@@ -17,8 +17,8 @@ from jaiweb.comic import art, exports
 from jaiweb.comic.errors import ExportUnavailable
 from jaiweb.comic.exports import comic_export, comic_pages
 from jaiweb.comic.fonts import CANDIDATES, lettering_font
+from jaiweb.commands.sessions import session_rewind
 from jaiweb.render.models import Image as PanelImage
-from jaiweb.sessions.commands import session_rewind
 from jaiweb.store.selectors import branch_rows
 from journal.errors import UnknownEntry
 from journal.pages import PAGE_HEIGHT, PAGE_WIDTH

@@ -143,8 +143,8 @@ def test_evidence_naming_no_image_id_gets_no_link():
     """Evidence read from an imported file may say anything: the page still renders it."""
     from django.template.loader import render_to_string
 
+    from jaiweb.commands.inbox import SettledItem
     from jaiweb.inbox.views import _settled_card
-    from jaiweb.sessions.inbox import SettledItem
 
     item = SettledItem(
         operation_id="op_1",

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from jaiweb.accounts.services import api_token_create
-from jaiweb.sessions import limits
+from jaiweb.commands import limits
 from jaiweb.settings import redis_caches
 from jaiweb.store.models import Operation
 from jaiweb.store.selectors import operation_records
@@ -71,7 +71,7 @@ def test_with_redis_stopped_prompts_are_accepted_and_the_share_page_answers(
     assert not on_own_redis.answers()
 
     # Redis down: counted in this process, which starts the minute at 0.
-    with caplog.at_level(logging.WARNING, logger="jaiweb.sessions.limits"):
+    with caplog.at_level(logging.WARNING, logger="jaiweb.commands.limits"):
         accepted = [
             page.post(prompts, {"text": "during 1"}, **HX),
             api.post(f"/api/v1{prompts}", json.dumps({"text": "during 2"}), "application/json"),
@@ -89,7 +89,7 @@ def test_with_redis_stopped_prompts_are_accepted_and_the_share_page_answers(
     kinds = [r.type for r in operation_records(operation_id=op.id)]
     assert kinds.count("operation_accepted") == 1 and kinds.count("input_queued") == 3
     # One warning for the outage, not one per request.
-    said = [r.getMessage() for r in caplog.records if r.name == "jaiweb.sessions.limits"]
+    said = [r.getMessage() for r in caplog.records if r.name == "jaiweb.commands.limits"]
     assert len(said) == 1 and "counting per process" in said[0]
 
     # A new minute: the process's counts start again.

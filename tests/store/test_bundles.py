@@ -20,8 +20,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
+from jaiweb.commands.sessions import prompt_submit, session_rewind
 from jaiweb.render.models import Image, LedgerEntry, RenderJob, Wallet
-from jaiweb.sessions.commands import prompt_submit, session_rewind
 from jaiweb.store.errors import BundleTooLarge, ImportRefused
 from jaiweb.store.labels import label_add, labels_of
 from jaiweb.store.models import ComicSession, Entry, Label, Operation, OperationRecord

@@ -12,7 +12,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.errors import ImportRefused
 from jaiweb.store.labels import labels_of
 from jaiweb.store.models import ComicSession, Entry, Label, Operation

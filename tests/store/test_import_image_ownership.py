@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.render.models import Image
 from jaiweb.render.services import render_request
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.errors import ImportRefused
 from jaiweb.store.models import ComicSession, Entry, Label, Operation, OperationRecord
 from jaiweb.store.services import session_create

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.selectors import operation_records
 from journal.recovery import fold_operation
 from tests.support.waiting import wait_until

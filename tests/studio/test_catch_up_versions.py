@@ -13,11 +13,11 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.live import versions
 from jaiweb.live.push import ChannelLayerSink, group_name
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import credits_grant
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import consumers, regions
 from jaiweb.studio.consumers import CATCH_UP_INTERVAL, SessionConsumer
 from tests.support.clocks import FakeClock

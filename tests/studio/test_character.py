@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.models import Entry
 from jaiweb.store.selectors import app_state_at
 from jaiweb.store.services import session_create

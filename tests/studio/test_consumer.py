@@ -16,8 +16,8 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from jaiweb.asgi import application
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.live.push import ChannelLayerSink, group_name
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.studio import consumers
 from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS
 from tests.support.clocks import FakeClock

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.render.services import credits_set
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.forks import session_fork
 from tests.support.builders import awaiting_approval
 from tests.support.runs import run_pending

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.sessions.branch_commands import session_label_add
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.branches import session_label_add
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import Entry
 from tests.support.runs import run_pending

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from tests.support.runs import run_pending
 
 pytestmark = pytest.mark.django_db

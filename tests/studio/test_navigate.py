@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession, Entry
 from tests.support.builders import park_operation

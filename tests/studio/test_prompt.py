@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.models import Entry, Operation
 from tests.support.builders import park_operation
 from tests.support.clocks import pin_the_minute

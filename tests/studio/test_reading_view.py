@@ -10,7 +10,7 @@ import re
 import pytest
 from django.test import Client
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.selectors import branch_get
 from jaiweb.store.shares import share_link_create
 from journal.entries import AssistantMessage, MessageEntry

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.studio import regions
 from tests.support.threads import orm_thread
 

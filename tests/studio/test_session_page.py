@@ -7,7 +7,7 @@ import re
 import pytest
 from django.utils import translation
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.services import entry_append
 from tests.support.builders import park_operation, parked_call

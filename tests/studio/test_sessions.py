@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at
@@ -135,7 +135,7 @@ def test_the_list_finds_the_latest_good_panel_however_far_back_and_counts_branch
 
 
 def test_a_hand_edit_by_an_alias_edits_the_one_character(client, alice):
-    from jaiweb.sessions.commands import character_set
+    from jaiweb.commands.sessions import character_set
 
     client.force_login(alice)
     client.post("/sessions/new", {"title": "Ep", "characters": "Pig-Man"})

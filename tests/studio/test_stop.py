@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.selectors import operation_records
 from tests.support.builders import park_operation
 from tests.support.runs import run_pending

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jaiweb.sessions.commands import prompt_submit
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.studio.selectors import strip as strip_selectors
 from tests.support.runs import run_pending
 

@@ -12,8 +12,8 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.commands.sessions import prompt_submit
 from jaiweb.render.models import Image, LedgerEntry
-from jaiweb.sessions.commands import prompt_submit
 from jaiweb.store.models import ComicSession, Entry, Label
 from jaiweb.store.selectors import branch_rows, session_get
 from jaiweb.store.services import session_create

@@ -98,7 +98,7 @@ class FakeClock:
 
 
 class MinuteClock:
-    """A wall clock for the per-minute rate limits (``jaiweb.sessions.limits.clock``): it
+    """A wall clock for the per-minute rate limits (``jaiweb.commands.limits.clock``): it
     stands still ``into`` seconds into a minute until a test moves it, so a test's requests
     never fall into two minutes."""
 
@@ -114,7 +114,7 @@ class MinuteClock:
 
 def pin_the_minute(monkeypatch, into: float = 10.0) -> MinuteClock:
     """Give the rate limits a ``MinuteClock`` (undone at the end of the test)."""
-    from jaiweb.sessions import limits
+    from jaiweb.commands import limits
 
     clock = MinuteClock(into)
     monkeypatch.setattr(limits, "clock", clock)

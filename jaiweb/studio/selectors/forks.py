@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jaiweb.sessions.access import may_see
+from jaiweb.commands.access import may_see
 from jaiweb.store.models import ComicSession
 
 

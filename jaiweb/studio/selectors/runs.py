@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaiweb.sessions.status import UNREAD, SessionStatus, session_status
+from jaiweb.commands.status import UNREAD, SessionStatus, session_status
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.selectors import branch_rows, entry_ids_among, operation_records
 from jaiweb.studio.selectors.strip import panel_image

@@ -2,6 +2,6 @@
 parts), `writes` (the HTMX writes behind it), `answers` (how every write answers, done or
 refused), `files` (panels and the episode export).
 
-Every write goes through ``jaiweb.sessions.commands`` or the store's services; a view only
+Every write goes through ``jaiweb.commands.sessions`` or the store's services; a view only
 maps a request to one of them and the outcome to a response.
 """

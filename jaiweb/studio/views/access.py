@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import Http404, HttpRequest
 
-from jaiweb.sessions.access import session_for
+from jaiweb.commands.access import session_for
 from jaiweb.store.errors import SessionNotFound
 
 

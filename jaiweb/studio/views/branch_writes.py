@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from jaiweb.sessions.branch_commands import (
+from jaiweb.commands.branches import (
     panel_cherry_pick,
     prompt_resend,
     reply_regenerate,

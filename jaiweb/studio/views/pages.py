@@ -13,9 +13,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
+from jaiweb.commands.status import session_status
 from jaiweb.render.selectors import credits_view, wallet_balance
 from jaiweb.render.services import MAX_REQUEST, PANEL_COST, credit_request_create
-from jaiweb.sessions.status import session_status
 from jaiweb.store.reading import node_read_mark
 from jaiweb.store.rows import index_of
 from jaiweb.store.selectors import app_state_at, branch_rows, entry_get

@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
-from jaiweb.sessions.commands import chapter_clear, chapter_set, session_back
+from jaiweb.commands.sessions import chapter_clear, chapter_set, session_back
 from jaiweb.store.errors import StoreError
 from jaiweb.store.reading import path_read_mark, unread_branches
 from jaiweb.studio import tree

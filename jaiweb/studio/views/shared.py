@@ -11,8 +11,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from jaiweb.comic.reading import reading_of
+from jaiweb.commands import limits
 from jaiweb.render.selectors import images_by_id
-from jaiweb.sessions import limits
 from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
 from jaiweb.store.shares import share_link_open, share_panel_ref

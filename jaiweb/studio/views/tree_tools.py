@@ -17,8 +17,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST, require_safe
 
+from jaiweb.commands.branches import session_label_add, session_label_remove
 from jaiweb.live.push import regions_answered
-from jaiweb.sessions.branch_commands import session_label_add, session_label_remove
 from jaiweb.store.comparisons import effects_under
 from jaiweb.store.errors import InvalidEntry, LabelNotFound
 from jaiweb.store.labels import TEXT_MAX

@@ -7,7 +7,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from jaiweb.sessions.variants import variant_choose
+from jaiweb.commands.variants import variant_choose
 from jaiweb.store.errors import InvalidField, StoreError
 from jaiweb.studio.views.access import own_session
 from jaiweb.studio.views.answers import input_refused, write_done, write_refused

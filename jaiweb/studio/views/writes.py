@@ -12,8 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from jaiweb.render.selectors import image_look_seed
-from jaiweb.sessions.commands import (
+from jaiweb.commands.sessions import (
     approval_decide,
     character_set,
     permission_mode_set,
@@ -21,7 +20,8 @@ from jaiweb.sessions.commands import (
     session_rewind,
     session_stop,
 )
-from jaiweb.sessions.variants import variants_count, variants_prompt
+from jaiweb.commands.variants import variants_count, variants_prompt
+from jaiweb.render.selectors import image_look_seed
 from jaiweb.store.errors import OperationNotFound, StoreError
 from jaiweb.store.selectors import operation_get
 from jaiweb.studio.views.access import own_session

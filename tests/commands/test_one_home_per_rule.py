@@ -12,9 +12,9 @@ from jaiweb.agent.providers.offline.limits import FIELD_LIMITS
 from jaiweb.agent.runner import Runner
 from jaiweb.agent.tools.character import CharacterStateArgs, max_length
 from jaiweb.api.selectors import operation_detail
-from jaiweb.sessions.commands import character_set
-from jaiweb.sessions.inbox import inbox_items
-from jaiweb.sessions.status import session_status
+from jaiweb.commands.inbox import inbox_items
+from jaiweb.commands.sessions import character_set
+from jaiweb.commands.status import session_status
 from jaiweb.store.demo import article_session_create
 from jaiweb.store.errors import (
     InvalidEntry,

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from jaiweb.sessions.commands import _state_append, _state_now
+from jaiweb.commands.sessions import _state_append, _state_now
 from jaiweb.store.errors import InvalidField
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import branch_rows

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import get_language
 
-from jaiweb.sessions.commands import prompt_rate_check, runners_wake, watchers_notify
+from jaiweb.commands.sessions import prompt_rate_check, runners_wake, watchers_notify
 from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import NotApplicable
 from jaiweb.store.forks import session_fork as store_session_fork

@@ -7,8 +7,8 @@ import logging
 import pytest
 from django.core.cache import cache
 
-from jaiweb.sessions import limits
-from tests.sessions.caches import FlakyCache
+from jaiweb.commands import limits
+from tests.commands.caches import FlakyCache
 
 MINUTE = 29_000_000 * 60.0  # the start of a minute
 
@@ -16,7 +16,7 @@ MINUTE = 29_000_000 * 60.0  # the start of a minute
 @pytest.fixture
 def flaky(settings, monkeypatch):
     settings.CACHES = {
-        "default": {"BACKEND": "tests.sessions.caches.FlakyCache", "LOCATION": "flaky"}
+        "default": {"BACKEND": "tests.commands.caches.FlakyCache", "LOCATION": "flaky"}
     }
     monkeypatch.setattr(FlakyCache, "down", False)
     monkeypatch.setattr(FlakyCache, "calls", 0)
@@ -39,7 +39,7 @@ def test_while_the_cache_is_away_the_process_counts_and_tries_it_again_later(fla
     assert limits.minute_count("k", MINUTE + 2) == 2
 
     flaky.down = True
-    with caplog.at_level(logging.INFO, logger="jaiweb.sessions.limits"):
+    with caplog.at_level(logging.INFO, logger="jaiweb.commands.limits"):
         reached = flaky.calls
         # The process starts its own count of the minute; the cache is tried once.
         assert limits.minute_count("k", MINUTE + 3) == 1

@@ -20,11 +20,11 @@ from pydantic import ValidationError
 from jaiweb.agent.runner import wake_local_runners
 from jaiweb.agent.state import AppState, Character, UnreadableAppState
 from jaiweb.agent.tools.character import CharacterStateArgs
+from jaiweb.commands import limits
+from jaiweb.commands.inbox import inbox_resolve
 from jaiweb.live.push import group_name, group_send_nowait
 from jaiweb.live.versions import facts_bump
 from jaiweb.render.selectors import image_owned
-from jaiweb.sessions import limits
-from jaiweb.sessions.inbox import inbox_resolve
 from jaiweb.store.conflicts import conflicts_retried
 from jaiweb.store.errors import (
     ImageNotYours,
