@@ -6,6 +6,7 @@ files, and writes nothing. The same node and the same lettering give the same by
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ CONTENT_TYPES = {
     "pdf": "application/pdf",
     "cbz": "application/vnd.comicbook+zip",
 }
+PICTURES_KEPT = 8  # pictures an export keeps drawn: more than a page of any layout
 PICKED_DEPTH = 4  # how far a placed panel's words are followed back through other placements
 
 
@@ -171,13 +173,16 @@ def comic_pages(
     return pages, meta
 
 
-def _pictures(session: ComicSession):
-    """Reads a frame's picture from the owner's panel file (None: an empty frame)."""
+def _pictures(session: ComicSession, pages: list[Page]):
+    """Reads a frame's picture from the owner's panel file (None: an empty frame). The
+    owner's images on the pages are looked up at once, and the last few pictures drawn are
+    kept, so a panel shown twice in a row is drawn once."""
+    ids = sorted({f.panel.image_id for page in pages for f in page.frames if f.panel.image_id})
+    owned = images_by_id(ids=ids, owner_id=session.owner_id)
 
+    @functools.lru_cache(maxsize=PICTURES_KEPT)
     def picture(image_id: str | None, width: int, height: int):
-        if image_id is None:
-            return None
-        image = images_by_id(ids=[image_id], owner_id=session.owner_id).get(image_id)
+        image = owned.get(image_id) if image_id is not None else None
         if image is None:
             return None
         path = Path(settings.MEDIA_ROOT) / image.path
@@ -207,7 +212,7 @@ def comic_export(
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
     pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout, chapter=chapter)
     font = lettering_font()
-    pictures = _pictures(session)
+    pictures = _pictures(session, pages)
     stem = f"{session.id}-{meta.leaf_id}" if meta.leaf_id else session.id
     if chapter is not None:
         stem = f"{stem}-chapter{chapter}"
