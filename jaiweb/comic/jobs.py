@@ -35,6 +35,7 @@ STALE_SECONDS = 120  # a job whose status has not moved for this long is taken a
 KEEP_SECONDS = 24 * 3600  # finished files are swept this long after they were last touched
 JOB_FORMATS = ("pdf", "cbz")
 KEY_LENGTH = 32
+LOST = "the export stopped before it was done: start it again"
 
 # One export drawn at a time per process: the others wait, and the web keeps a core.
 _drawer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="comic-export")
@@ -197,11 +198,16 @@ def comic_job_start(
 
 
 def comic_job_status(*, session: ComicSession, key: str) -> ExportJob | None:
-    """The job of this session under ``key``; None when there is none."""
+    """The job of this session under ``key``; None when there is none. A job lost with
+    its process says it failed, so the page stops waiting and a new start makes it."""
     if len(key) != KEY_LENGTH or not all(c in "0123456789abcdef" for c in key):
         return None
     job = _read_status(key)
-    return job if job is not None and job.session_id == session.id else None
+    if job is None or job.session_id != session.id:
+        return None
+    if not job.finished and _lost(job):
+        return replace(job, state="failed", error=LOST)
+    return job
 
 
 def comic_job_file(*, session: ComicSession, key: str) -> tuple[ExportJob, Path] | None:

@@ -73,6 +73,8 @@ def test_a_lost_job_is_started_again(episode):
     lost = json.loads(status.read_text()) | {"state": "drawing", "updated": time.time() - 3600}
     status.write_text(json.dumps(lost))  # a process died drawing it an hour ago
     jobs._file_path(job).unlink()
+    seen = comic_job_status(session=episode, key=job.key)
+    assert seen.state == "failed" and seen.error == jobs.LOST  # the page stops waiting
     assert comic_job_start(session=episode, leaf_id=None, format="cbz").state == "queued"
     comic_job_wait(job.key, timeout=60)
     assert comic_job_file(session=episode, key=job.key) is not None
