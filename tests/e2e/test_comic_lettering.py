@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pypdf
@@ -164,7 +165,7 @@ def test_the_articles_story_as_a_comic_with_lettering_you_can_edit(shared_studio
     # clicked, the strip's link draws it in the background, shows it, and downloads it
     with page.expect_download(timeout=60_000) as clicked:
         page.locator('[data-action="export-comic-pdf"]').click()
-    assert open(clicked.value.path(), "rb").read() == leaf_bytes
+    assert Path(clicked.value.path()).read_bytes() == leaf_bytes
     assert page.locator("[data-export-status]").inner_text().strip() == "Done: downloading."
 
     # no narration and no costs in any file
