@@ -1,10 +1,11 @@
 """Comic exports of a long branch: a 100-panel branch of the local renderer's SVG panels
 (ten of them with edited lettering) exported as a PDF and as a CBZ in a 2x2 layout.
 
-Prints each export's time, size and pages beside the time to read the panels' bytes
-from disk (the floor no export can go under), and the peak memory Python allocated
-during each export (tracemalloc) for a quarter of the branch and for all of it, to
-show how memory grows with the pages. docs/EXPORTS.md ("Time") has the last figures.
+Prints each export's time (and the CPU time it took, which a loaded machine moves less),
+size and pages beside the time to read the panels' bytes from disk (the floor no export
+can go under), and the peak memory Python allocated during each export (tracemalloc),
+made as bytes and written into a file, for a quarter of the branch and for all of it,
+to show how memory grows with the pages. docs/EXPORTS.md ("Time") has the last figures.
 
     .venv/bin/python bench/export.py                  # 100 panels
     .venv/bin/python bench/export.py --panels 40 --repeat 1
@@ -119,22 +120,37 @@ def read_seconds(session) -> tuple[float, int]:
     return time.perf_counter() - started, size
 
 
-def timed_export(session, fmt: str, repeat: int) -> tuple[list[float], int, int, int]:
-    """Each run's seconds, the file's size, its pages and the peak of Python's allocations."""
-    from jaiweb.comic.exports import comic_export
+def timed_export(
+    session, fmt: str, repeat: int
+) -> tuple[list[float], list[float], int, int, int, int]:
+    """Each run's seconds and CPU seconds, the file's size, its pages, and the peaks of
+    Python's allocations while it is made as bytes (the request's way) and while it is
+    written into a file (the background export's way)."""
+    import tempfile
 
-    times, data, pages = [], b"", 0
+    from jaiweb.comic.exports import comic_export, comic_work, comic_work_write
+
+    times, cpu, data, pages = [], [], b"", 0
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         out = comic_export(session=session, leaf_id=None, format=fmt, layout="2x2")
         times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
         data, pages = out.data, out.page_count
     tracemalloc.start()
     again = comic_export(session=session, leaf_id=None, format=fmt, layout="2x2").data
     _now, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert again == data, "an export of one node is the same bytes every time"
-    return times, len(data), pages, peak
+    work = comic_work(session=session, leaf_id=None, format=fmt, layout="2x2")
+    with tempfile.TemporaryFile() as file:
+        tracemalloc.start()
+        comic_work_write(work, file)
+        _now, file_peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        file.seek(0)
+        assert file.read() == data, "the file is the same bytes"
+    return times, cpu, len(data), pages, peak, file_peak
 
 
 def main() -> None:
@@ -156,12 +172,14 @@ def main() -> None:
             print(f"\n{panels} panels: reading the panels' bytes {read * 1000:.0f} ms "
                   f"({size / 1e6:.1f} MB)")  # fmt: skip
             for fmt in ("pdf", "cbz"):
-                times, length, pages, peak = timed_export(session, fmt, args.repeat)
+                times, cpu, length, pages, peak, file_peak = timed_export(session, fmt, args.repeat)
                 print(
                     f"  {fmt}: median {statistics.median(times):.2f} s "
-                    f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs), "
+                    f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs; "
+                    f"CPU {statistics.median(cpu):.2f} s), "
                     f"{pages} pages, {length / 1e6:.2f} MB, peak Python memory "
-                    f"{peak / 1e6:.0f} MB; reading the bytes: {read:.2f} s"
+                    f"{peak / 1e6:.0f} MB ({file_peak / 1e6:.0f} MB into a file); "
+                    f"reading the bytes: {read:.2f} s"
                 )
                 if session is whole:
                     figure(

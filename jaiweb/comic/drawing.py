@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, BinaryIO
 from xml.etree import ElementTree
 
 from jaiweb.comic.fonts import LetteringFont
@@ -209,6 +209,15 @@ def comic_cbz(pages: Iterable[Page], draw: Callable[[Page], Any], meta: ComicMet
     """A comic book archive: the pages as ``page-001.png``… in order, then ``ComicInfo.xml``
     naming the title, the session and the node."""
     out = io.BytesIO()
+    comic_cbz_into(out, pages, draw, meta)
+    return out.getvalue()
+
+
+def comic_cbz_into(
+    out: BinaryIO, pages: Iterable[Page], draw: Callable[[Page], Any], meta: ComicMeta
+) -> None:
+    """Writes the comic book archive of ``comic_cbz`` into ``out``, a page at a time: only
+    one page's picture is held while it is drawn."""
     sizes: list[tuple[int, int, int]] = []
     with zipfile.ZipFile(out, "w") as archive:
         for page in pages:
@@ -217,7 +226,6 @@ def comic_cbz(pages: Iterable[Page], draw: Callable[[Page], Any], meta: ComicMet
             sizes.append((page.width, page.height, len(data)))
         info = comic_info(meta, sizes)
         archive.writestr(_entry("ComicInfo.xml", zipfile.ZIP_DEFLATED), info)
-    return out.getvalue()
 
 
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

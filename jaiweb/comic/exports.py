@@ -6,24 +6,28 @@ files, and writes nothing. The same node and the same lettering give the same by
 
 from __future__ import annotations
 
+import functools
+import io
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 
 from jaiweb.comic.art import fitted
 from jaiweb.comic.drawing import (
     ComicMeta,
-    comic_cbz,
+    Pictures,
+    comic_cbz_into,
     comic_pdf,
     draw_page,
     measure_with,
     page_name,
     png_bytes,
 )
-from jaiweb.comic.fonts import lettering_font
+from jaiweb.comic.fonts import LetteringFont, lettering_font
 from jaiweb.render.panel.script import parse
 from jaiweb.render.selectors import images_by_id
 from jaiweb.store.models import ComicSession
@@ -50,6 +54,7 @@ CONTENT_TYPES = {
     "pdf": "application/pdf",
     "cbz": "application/vnd.comicbook+zip",
 }
+PICTURES_KEPT = 8  # pictures an export keeps drawn: more than a page of any layout
 PICKED_DEPTH = 4  # how far a placed panel's words are followed back through other placements
 
 
@@ -171,13 +176,16 @@ def comic_pages(
     return pages, meta
 
 
-def _pictures(session: ComicSession):
-    """Reads a frame's picture from the owner's panel file (None: an empty frame)."""
+def _pictures(session: ComicSession, pages: list[Page]):
+    """Reads a frame's picture from the owner's panel file (None: an empty frame). The
+    owner's images on the pages are looked up at once, and the last few pictures drawn are
+    kept, so a panel shown twice in a row is drawn once."""
+    ids = sorted({f.panel.image_id for page in pages for f in page.frames if f.panel.image_id})
+    owned = images_by_id(ids=ids, owner_id=session.owner_id)
 
+    @functools.lru_cache(maxsize=PICTURES_KEPT)
     def picture(image_id: str | None, width: int, height: int):
-        if image_id is None:
-            return None
-        image = images_by_id(ids=[image_id], owner_id=session.owner_id).get(image_id)
+        image = owned.get(image_id) if image_id is not None else None
         if image is None:
             return None
         path = Path(settings.MEDIA_ROOT) / image.path
@@ -189,6 +197,65 @@ def _pictures(session: ComicSession):
         return fitted(data, image.content_type, width, height)
 
     return picture
+
+
+@dataclass(frozen=True, slots=True)
+class ComicWork:
+    """A PDF or CBZ export ready to be drawn: drawing it reads panel files and no database,
+    so any thread may do it."""
+
+    format: str
+    pages: list[Page]
+    meta: ComicMeta
+    pictures: Pictures
+    font: LetteringFont
+    filename: str
+
+    @property
+    def content_type(self) -> str:
+        return CONTENT_TYPES[self.format]
+
+
+def _stem(session: ComicSession, meta: ComicMeta, chapter: int | None) -> str:
+    stem = f"{session.id}-{meta.leaf_id}" if meta.leaf_id else session.id
+    return f"{stem}-chapter{chapter}" if chapter is not None else stem
+
+
+def comic_work(
+    *,
+    session: ComicSession,
+    leaf_id: str | None,
+    format: str,
+    layout: str | None = None,
+    chapter: int | None = None,
+) -> ComicWork:
+    """What a PDF or CBZ of root → ``leaf_id`` draws: its pages, metadata and the owner's
+    pictures on them (refused as ``comic_pages`` refuses)."""
+    if format not in ("pdf", "cbz"):
+        raise ValueError("format must be pdf or cbz")
+    pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout, chapter=chapter)
+    name = f"{_stem(session, meta, chapter)}.{format}"
+    return ComicWork(format, pages, meta, _pictures(session, pages), lettering_font(), name)
+
+
+def _counted(pages: list[Page], done: Callable[[int], None]) -> Iterator[Page]:
+    """The pages, saying after each how many are drawn."""
+    for number, page in enumerate(pages, start=1):
+        yield page
+        done(number)
+
+
+def comic_work_write(
+    work: ComicWork, out: BinaryIO, *, done: Callable[[int], None] = lambda number: None
+) -> None:
+    """Draws the export into ``out``, calling ``done`` with the count of pages drawn after
+    each page."""
+    pages = _counted(work.pages, done)
+    if work.format == "pdf":
+        out.write(comic_pdf(pages, work.pictures, work.font, work.meta))
+    else:
+        draw = functools.partial(draw_page, pictures=work.pictures, font=work.font)
+        comic_cbz_into(out, pages, draw, work.meta)
 
 
 def comic_export(
@@ -205,21 +272,16 @@ def comic_export(
     PNG with ``ComicInfo.xml``. ``layout`` defaults to the one chosen at that node."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    if format != "png":
+        work = comic_work(
+            session=session, leaf_id=leaf_id, format=format, layout=layout, chapter=chapter
+        )
+        out = io.BytesIO()
+        comic_work_write(work, out)
+        return ComicFile(out.getvalue(), work.content_type, work.filename, len(work.pages))
     pages, meta = comic_pages(session=session, leaf_id=leaf_id, layout=layout, chapter=chapter)
-    font = lettering_font()
-    pictures = _pictures(session)
-    stem = f"{session.id}-{meta.leaf_id}" if meta.leaf_id else session.id
-    if chapter is not None:
-        stem = f"{stem}-chapter{chapter}"
-    if format == "png":
-        if not 1 <= page <= len(pages):
-            raise NoSuchPage(page)
-        data = png_bytes(draw_page(pages[page - 1], pictures, font))
-        name = f"{stem}-{page_name(page)}"
-    elif format == "pdf":
-        data = comic_pdf(pages, pictures, font, meta)
-        name = f"{stem}.pdf"
-    else:
-        data = comic_cbz(pages, lambda p: draw_page(p, pictures, font), meta)
-        name = f"{stem}.cbz"
+    if not 1 <= page <= len(pages):
+        raise NoSuchPage(page)
+    data = png_bytes(draw_page(pages[page - 1], _pictures(session, pages), lettering_font()))
+    name = f"{_stem(session, meta, chapter)}-{page_name(page)}"
     return ComicFile(data, CONTENT_TYPES[format], name, len(pages))

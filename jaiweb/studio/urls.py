@@ -29,6 +29,17 @@ urlpatterns = [
     path("s/<str:token>/", shared.shared_branch, name="shared-branch"),
     path("s/<str:token>/panels/<str:ref>", shared.shared_panel, name="shared-panel"),
     path("s/<str:token>/comic.<str:fmt>", shared.shared_comic, name="shared-comic"),
+    path("s/<str:token>/comic.<str:fmt>/job", shared.shared_comic_job, name="shared-comic-job"),
+    path(
+        "s/<str:token>/comic-jobs/<str:key>",
+        shared.shared_comic_job_status,
+        name="shared-comic-job-status",
+    ),
+    path(
+        "s/<str:token>/comic-jobs/<str:key>/file",
+        shared.shared_comic_job_file,
+        name="shared-comic-job-file",
+    ),
     path("sessions/new", sessions.session_new, name="studio-session-create"),
     path("sessions/import", transfer.session_import_view, name="studio-session-import"),
     path("sessions/<str:session_id>/", pages.session_page, name="studio-session"),
@@ -137,6 +148,21 @@ urlpatterns = [
         "sessions/<str:session_id>/comic.<str:fmt>",
         files.comic_export_view,
         name="studio-comic",
+    ),
+    path(
+        "sessions/<str:session_id>/comic.<str:fmt>/job",
+        files.comic_job_view,
+        name="studio-comic-job",
+    ),
+    path(
+        "sessions/<str:session_id>/comic-jobs/<str:key>",
+        files.comic_job_status_view,
+        name="studio-comic-job-status",
+    ),
+    path(
+        "sessions/<str:session_id>/comic-jobs/<str:key>/file",
+        files.comic_job_file_view,
+        name="studio-comic-job-file",
     ),
     path(
         "sessions/<str:session_id>/session.jsonl",

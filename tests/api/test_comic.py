@@ -104,10 +104,10 @@ def test_bad_parameters_are_422_naming_the_field(drawn, as_alice, params, field)
 
 
 def test_without_the_cairo_library_it_is_503_saying_what_to_install(drawn, as_alice, monkeypatch):
-    def no_cairo(data: bytes, *, width: int) -> bytes:
+    def no_cairo(data: bytes, *, width: int):
         raise art.ExportUnavailable("SVG panels need the Cairo library: install libcairo2")
 
-    monkeypatch.setattr(art, "svg_to_png", no_cairo)
+    monkeypatch.setattr(art, "svg_drawn", no_cairo)
     r = comic(as_alice, drawn.id, format="pdf")
     assert r.status_code == 503
     assert r.json()["code"] == "export_unavailable" and "libcairo2" in r.json()["detail"]

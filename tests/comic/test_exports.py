@@ -194,7 +194,7 @@ def test_an_svg_panel_draws_nothing_from_outside_itself(tmp_path):
 def test_without_the_cairo_library_an_svg_export_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cairosvg", None)  # import fails as with no libcairo2
     with pytest.raises(ExportUnavailable, match="libcairo2"):
-        art.svg_to_png(b"<svg/>", width=10)
+        art.svg_drawn(b"<svg/>", width=10)
 
 
 def test_without_any_font_the_error_names_the_package(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pypdf
@@ -158,8 +159,14 @@ def test_the_articles_story_as_a_comic_with_lettering_you_can_edit(shared_studio
     with Image.open(io.BytesIO(png)) as first_page:
         assert first_page.size == (1240, 1754)
     strip_pdf = page.locator('[data-action="export-comic-pdf"]').get_attribute("href")
-    leaf_pdf = pdf_text(download(page, base + strip_pdf))
+    leaf_bytes = download(page, base + strip_pdf)
+    leaf_pdf = pdf_text(leaf_bytes)
     assert len(leaf_pdf) == 1 and "Pig-Man licks" not in leaf_pdf[0]  # the rewound words
+    # clicked, the strip's link draws it in the background, shows it, and downloads it
+    with page.expect_download(timeout=60_000) as clicked:
+        page.locator('[data-action="export-comic-pdf"]').click()
+    assert Path(clicked.value.path()).read_bytes() == leaf_bytes
+    assert page.locator("[data-export-status]").inner_text().strip() == "Done: downloading."
 
     # no narration and no costs in any file
     said = director_words(session_id)

@@ -8,8 +8,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_safe
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST, require_safe
 
+from jaiweb.comic.jobs import comic_job_file, comic_job_status
 from jaiweb.comic.reading import reading_of
 from jaiweb.commands import limits
 from jaiweb.render.selectors import images_by_id
@@ -17,7 +19,13 @@ from jaiweb.store.errors import ShareLinkNotFound
 from jaiweb.store.selectors import branch_rows
 from jaiweb.store.shares import share_link_open, share_panel_ref
 from jaiweb.studio.selectors.strip import strip_panels
-from jaiweb.studio.views.files import comic_file, panel_file
+from jaiweb.studio.views.files import (
+    comic_file,
+    comic_job_begin,
+    comic_job_download,
+    comic_job_json,
+    panel_file,
+)
 
 
 def _too_many(request: HttpRequest) -> HttpResponse | None:
@@ -98,3 +106,67 @@ def shared_comic(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
     response["Cache-Control"] = "private, no-store"
     response["Referrer-Policy"] = "no-referrer"
     return response
+
+
+def _job_urls(token: str, key: str) -> dict[str, str]:
+    return {
+        "status_url": reverse("shared-comic-job-status", args=[token, key]),
+        "file_url": reverse("shared-comic-job-file", args=[token, key]),
+    }
+
+
+def _shared_job(token: str, key: str, *, finished: bool):
+    """The link's session and its background export ``key`` (with its file when
+    ``finished``), when the export draws the link's pinned node; else 404."""
+    try:
+        session, leaf = share_link_open(token=token)
+    except ShareLinkNotFound:
+        raise Http404("no such share link") from None
+    job = comic_job_status(session=session, key=key)
+    if job is None or job.leaf_id != (leaf or session.leaf_id or ""):
+        raise Http404("no such export")
+    found = comic_job_file(session=session, key=key) if finished else (job, None)
+    if found is None:
+        raise Http404("no such export")
+    return found
+
+
+def _private(response: HttpResponse) -> HttpResponse:
+    response["Cache-Control"] = "private, no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@csrf_exempt  # whoever holds the link may read this export; starting it changes nothing
+@require_POST
+def shared_comic_job(request: HttpRequest, token: str, fmt: str) -> HttpResponse:
+    """Start drawing the shared branch as a PDF or CBZ in the background; answers its
+    progress and where to fetch it."""
+    if (refused := _too_many(request)) is not None:
+        return refused
+    try:
+        session, leaf = share_link_open(token=token)
+    except ShareLinkNotFound:
+        raise Http404("no such share link") from None
+    job = comic_job_begin(request, session, fmt=fmt, leaf_id=leaf)
+    if isinstance(job, HttpResponse):
+        return _private(job)
+    return _private(comic_job_json(job, **_job_urls(token, job.key)))
+
+
+@require_safe
+def shared_comic_job_status(request: HttpRequest, token: str, key: str) -> HttpResponse:
+    """How far a background export of the shared branch is."""
+    if (refused := _too_many(request)) is not None:
+        return refused
+    job, _path = _shared_job(token, key, finished=False)
+    return _private(comic_job_json(job, **_job_urls(token, job.key)))
+
+
+@require_safe
+def shared_comic_job_file(request: HttpRequest, token: str, key: str) -> HttpResponse:
+    """The file of a finished background export of the shared branch."""
+    if (refused := _too_many(request)) is not None:
+        return refused
+    job, path = _shared_job(token, key, finished=True)
+    return _private(comic_job_download(job, path))
