@@ -233,10 +233,12 @@ def cherry_pick_entries(
     now: datetime,
     state: dict | None = None,
 ) -> list[Entry]:
-    """The entries that put an existing panel on the branch at ``leaf_id``: a placement (an
-    assistant message calling ``place_panel``, and its result naming the same image and
-    where it came from), and, with ``state``, that panel's state as an ``app_state`` entry.
-    Nothing is drawn or charged: the result says so (cost 0)."""
+    """Return the entries that put an existing panel on the branch at ``leaf_id``.
+
+    The entries are a placement: an assistant message calling ``place_panel``, and its result,
+    which names the same image and the entry it came from. With ``state``, an ``app_state``
+    entry carrying that panel's state follows. Nothing is drawn or charged, and the result says
+    so with a cost of 0."""
     image = panel_image_of(panel)
     if image is None:
         raise ValueError(f"entry {panel.id!r} is not a panel")

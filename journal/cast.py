@@ -147,10 +147,12 @@ class Cast:
 
     @classmethod
     def of(cls, characters: Mapping[str, Any] | None, lang: str | None = None) -> Cast:
-        """The cast of an app state's ``characters``: each keeps the aliases stored with it
-        (a list of strings) and, when its name or one of those is a built-in's, that
-        built-in's names too (the first character to claim a built-in gets it). The
-        built-ins nobody claimed follow, named in ``lang`` (Chinese when not given)."""
+        """Build the cast of an app state's ``characters``, then add the built-ins nobody claimed.
+
+        Each character keeps the aliases stored with it (a list of strings). When its name or one
+        of those aliases belongs to a built-in, it takes that built-in's names too; the first
+        character to claim a built-in gets it. The unclaimed built-ins follow, named in ``lang``
+        (Chinese when ``lang`` is not given)."""
         members: list[Member] = []
         claimed: set[str] = set()
         for name, fields in (characters or {}).items():
@@ -229,11 +231,13 @@ class Cast:
         return next((m.start for m in self.mentions(text) if name in m.names), len(text))
 
     def refer(self, recent: list[str], *, besides: Iterable[str] = (), fight: bool = False) -> str:
-        """Who "him", "he", "the other one" or "他" stands for: the character named last
-        (``recent``, oldest first) who is not one of ``besides`` (those the same sentence
-        names, who a pronoun is not); else the action's other party: the one other
-        character on stage, or in a fight the hero's rival. ``Ambiguous`` when that leaves
-        more than one."""
+        """Return the character a pronoun ("him", "he", "the other one", "他") stands for.
+
+        A pronoun means the character named last in ``recent`` (oldest first), unless that
+        character is one of ``besides``: the names in the same sentence, which a pronoun cannot
+        mean. When nobody in ``recent`` fits, it means the action's other party: the one other
+        character on stage, or the hero's rival in a fight. Raise ``Ambiguous`` when more than one
+        character is left."""
         others = set(besides)
         for name in reversed(recent):
             if name not in others and name in self.by_name:

@@ -25,10 +25,11 @@ def idempotency_key(operation_id: str, tool_call_id: str) -> str:
 
 
 def render_seed(idempotency_key: str) -> int:
-    """The seed a render under this key draws with: the key's hash, its first eight hex
-    digits read as an unsigned 32-bit int. A repeat under the same key asks for the same
-    picture (the render ledger's same key, same parameters); a new key, as a regenerate
-    makes, asks for a new one."""
+    """Return the seed a render under this key draws with.
+
+    The seed is the key's hash, its first eight hex digits read as an unsigned 32-bit int. A
+    repeat under the same key therefore asks for the same picture, as the render ledger's same
+    key with the same parameters does. A new key, as a regenerate makes, asks for a new one."""
     return int(_h(idempotency_key)[:8], 16)
 
 

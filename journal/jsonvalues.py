@@ -1,7 +1,9 @@
-"""JSON-valued fields: plain JSON only, no NUL characters, no lone surrogates, no NaN, nested
-no deeper than a limit — what every database can keep and every reader can encode. And the
-one reader of JSON text that comes from outside (a session file's line, a request body, a
-socket frame), which refuses text nested past that limit before any parser recurses."""
+"""Check JSON-valued fields, and read the JSON text that comes from outside.
+
+A field holds plain JSON only: no NUL characters, no lone surrogates, no NaN, and no nesting
+deeper than a limit. Every database can keep such a value and every reader can encode it.
+JSON text from outside (a session file's line, a request body, a socket frame) goes through
+the one reader here, which refuses text nested past the limit before any parser recurses."""
 
 from __future__ import annotations
 

@@ -256,10 +256,12 @@ def paginate(panels: Sequence[ComicPanel], layout: str, measure: Measure) -> lis
 def bubbles_over(
     lettering: Lettering, art: Box, size: int, measure: Measure
 ) -> tuple[PlacedBubble, ...]:
-    """The lettering's speech bubbles placed over a picture drawn in ``art``: each at its
-    place when it has one, else side by side near the top in the speakers' order; its words
-    broken to the bubble's width (an ellipsis past its greatest height), its box kept
-    inside the picture, its tail pointing down towards the speaker."""
+    """Place the lettering's speech bubbles over a picture drawn in ``art``.
+
+    A bubble with a place of its own goes there. The others stand side by side near the top,
+    in the speakers' order. Each bubble's words are broken to its width, with an ellipsis once
+    they pass its greatest height. Its box stays inside the picture and its tail points down
+    towards the speaker."""
     texts = lettering.bubble_texts()
     if not texts:
         return ()

@@ -514,10 +514,12 @@ def _image_ids_in(value: Any) -> Iterator[str]:
 
 
 def images_mentioned(parsed: SessionFile) -> list[ImageMention]:
-    """Every image id the file's header (a character's look in the initial state), entries
-    and records name in any field that holds one (a result's details, a tool call's
-    arguments, a dispatch's args, a character's look), with its line: an import checks each
-    against the images it may give the importer."""
+    """List every image id the file names, with the line that names it.
+
+    The header (a character's look in the initial state), the entries and the records are
+    searched in every field that can hold an image id: a result's details, a tool call's
+    arguments, a dispatch's args, a character's look. An import checks each id against the
+    images it may give the importer."""
     found = [ImageMention(1, i) for i in _image_ids_in(dict(parsed.header.initial_app_state))]
     lines = parsed.entry_lines if len(parsed.entry_lines) == len(parsed.entries) else None
     for at, entry in enumerate(parsed.entries):
@@ -606,10 +608,11 @@ def _renamer(renames: Mapping[str, str]):
 
 
 def images_renamed(parsed: SessionFile, renames: Mapping[str, str]) -> SessionFile:
-    """The file with each image id ``old`` written ``renames[old]`` wherever the header's
-    initial state, the entries and the records say it (details, tool arguments, text, a
-    character's look), and T1's ``args_hash`` derived again from the arguments so changed;
-    ids of the tree and the logs never change."""
+    """Return the file with each image id ``old`` written as ``renames[old]``.
+
+    The ids change wherever the header's initial state, the entries and the records say them:
+    details, tool arguments, text, a character's look. T1's ``args_hash`` is derived again from
+    the arguments so changed. The ids of the tree and of the logs never change."""
     if not renames:
         return parsed
     walk = _renamer(renames)

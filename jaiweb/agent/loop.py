@@ -125,8 +125,11 @@ class OperationRun:
         )
 
     def run(self) -> str:
-        """``finished``, ``parked``, ``waiting`` (for a person's decision, holding nothing),
-        ``handed back`` (the process is stopping) or ``lost`` (another runner has it now)."""
+        """Run the operation until it stops, and return why it stopped.
+
+        The answer is ``finished``, ``parked``, ``waiting`` (for a person's decision, holding
+        nothing), ``handed back`` (the process is stopping) or ``lost`` (another runner has the
+        operation now)."""
         try:
             with self.keeper.heartbeat():
                 self.start()
@@ -174,8 +177,11 @@ class OperationRun:
         self.writer.state = AppState.of(app_state_at(session=self.session))
 
     def _decide(self) -> Step | None:
-        """The next step: the one begun by the last write, else decided from the view when its
-        first write is checked (a person's write meanwhile refuses it), else from a fresh read."""
+        """Return the next step, or None when the operation has finished.
+
+        A step begun by the last write comes first. Otherwise the step is decided from the view
+        the loop keeps, when the step's first write is checked, since a person's write meanwhile
+        makes the store refuse it. Any other step is decided from a fresh read."""
         if self.begun is not None:
             return self.begun[0]
         if self.view is not None:

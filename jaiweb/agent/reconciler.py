@@ -109,9 +109,10 @@ def calls_reconcile(
     fencing: int | None,
     now: datetime | None = None,
 ) -> Reconciled:
-    """Settle each of ``dispatches`` (open T1s) that its evidence decides, one transaction
-    each; ``fencing``: the run's, or None for a parked operation. A call someone settled
-    meanwhile is skipped; ``LeaseLost`` propagates."""
+    """Settle each open T1 in ``dispatches`` that its evidence decides, in one transaction each.
+
+    ``fencing`` is the run's, or None for a parked operation. A call someone settled meanwhile
+    is skipped, and ``LeaseLost`` propagates."""
     done = Reconciled()
     for dispatch in dispatches:
         decision = settle_call(

@@ -205,10 +205,12 @@ class Runner:
                 self._in_hand_changed.notify_all()
 
     def shutdown(self, timeout: float) -> int:
-        """Stop claiming; each run hands its operation back at its next step boundary (a
-        lease released there is claimable by any runner at once). Waits up to ``timeout``
-        seconds and returns how many runs are still inside a step (a slow model or tool):
-        their leases go to whoever finds this process gone, or when they expire."""
+        """Stop claiming, and wait up to ``timeout`` seconds for the runs to hand back.
+
+        Each run hands its operation back at its next step boundary, and a lease released there
+        is claimable by any runner at once. Return how many runs are still inside a step, waiting
+        on a slow model or tool. Their leases go to whoever finds this process gone, or to anyone
+        once they expire."""
         self.stopping.set()
         self.wake.set()
         deadline = time.monotonic() + timeout
@@ -371,10 +373,12 @@ class Runner:
         return lines
 
     def takeover(self) -> str:
-        """The start-up pass of a long-running runner: free the leases of dead local holders,
-        settle the parked calls the evidence now decides, and count what is unfinished.
-        Each operation is then recovered when it is claimed — the loop acts on every
-        verdict — so the first one resumes at once, not after a pass over all of them."""
+        """Run a long-running runner's start-up pass, and return a line saying what it found.
+
+        The pass frees the leases of dead local holders, settles the parked calls the evidence now
+        decides, and counts what is unfinished. Each operation is then recovered when it is
+        claimed, since the loop acts on every verdict. So the first operation resumes at once
+        instead of after a pass over all of them."""
         released = leases_of_dead_holders_release(is_dead=holder_is_gone, now=timezone.now())
         settled = self.parked_settle()
         waiting = Operation.objects.filter(outcome__isnull=True, parked_at__isnull=True).count()

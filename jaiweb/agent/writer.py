@@ -67,9 +67,11 @@ class FencedWriter:
         checked: bool = True,
         then: Sequence[Record] = (),
     ) -> bool:
-        """One transaction. ``then`` (with an unchecked write only): the next step's first
-        records, committed with it if the log is still the one the loop knows; False when
-        they were left out (someone wrote meanwhile: the loop reads and decides again)."""
+        """Write records and entries in one transaction, and say whether ``then`` joined it.
+
+        ``then`` holds the next step's first records and goes with an unchecked write only. They
+        are committed with it if the log is still the one the loop knows. Return False when they
+        were left out: someone wrote meanwhile, so the loop reads and decides again."""
         assert not (then and checked), "then-records are checked alone"
         self.keeper.renew_if_due()
         records, entries, then = list(records), list(entries), list(then)

@@ -134,9 +134,11 @@ def read_state(request: HttpRequest, session_id: str, at: Id | None = None):
 
 @router.post("/sessions/{session_id}/characters", response={200: StateWriteOut, **E409})
 def edit_character(request: HttpRequest, session_id: str, body: CharacterIn):
-    """Edit (or add) one character by hand, its look too: an ``app_state`` entry at the
-    leaf; 409 unless idle, or when ``expected_leaf_id`` is not the leaf (left out: the leaf
-    as it is now); 422 when ``reference_image_id`` is not one of the owner's images."""
+    """Edit or add one character by hand, its look included.
+
+    The edit is an ``app_state`` entry at the leaf. Answer 409 unless the session is idle, or
+    when ``expected_leaf_id`` is not the leaf; left out, it is the leaf as it is now. Answer
+    422 when ``reference_image_id`` is not one of the owner's images."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     fields = {
         k: v
@@ -155,9 +157,11 @@ def edit_character(request: HttpRequest, session_id: str, body: CharacterIn):
 
 @router.post("/sessions/{session_id}/permission-mode", response={200: StateWriteOut, **E409})
 def set_permission_mode(request: HttpRequest, session_id: str, body: PermissionModeIn):
-    """Ask before paid tools (``ask``) or not (``auto``): app state, so a rewind brings the
-    old mode back; 409 unless idle, or when ``expected_leaf_id`` (default: the leaf as it is
-    now) is not the leaf."""
+    """Set whether the agent asks before paid tools (``ask``) or not (``auto``).
+
+    The mode is app state, so a rewind brings the old mode back. Answer 409 unless the
+    session is idle, or when ``expected_leaf_id`` is not the leaf; left out, it is the leaf
+    as it is now."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     state = permission_mode_set(
         session=session, mode=body.mode, expected_leaf_id=body.expected_leaf_id or session.leaf_id

@@ -18,12 +18,14 @@ E409 = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOu
     "/sessions/{session_id}/entries/{entry_id}/variant", response={200: StateWriteOut, **E409}
 )
 def choose_variant(request: HttpRequest, session_id: str, entry_id: str, body: VariantChoiceIn):
-    """Show the ``variant``-th variant (from 1) of the panel ``entry_id`` (any variant's
-    result entry, or the set's id) to readers and exports: an ``app_state`` entry at the
-    leaf, nothing drawn or charged, so a rewind past it brings the earlier choice back.
-    404 when no variant set on the active branch has that entry; 422 naming ``variant``
-    for one not drawn; 409 unless idle, or when ``expected_leaf_id`` (default: the leaf as
-    it is now) is not the leaf."""
+    """Show readers and exports the ``variant``-th variant (from 1) of the panel ``entry_id``.
+
+    ``entry_id`` may be any variant's result entry or the set's id. The choice is an
+    ``app_state`` entry at the leaf, so nothing is drawn or charged, and a rewind past it
+    brings the earlier choice back. Answer 404 when no variant set on the active branch has
+    that entry, and 422 naming ``variant`` for a variant not drawn. Answer 409 unless the
+    session is idle, or when ``expected_leaf_id`` is not the leaf; left out, it is the leaf
+    as it is now."""
     session = session_for(user=request.auth, session_id=session_id, write=True)
     state = variant_choose(
         session=session,

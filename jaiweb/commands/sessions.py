@@ -166,9 +166,11 @@ def session_rewind(
 
 
 def session_back(*, session: ComicSession, expected_leaf_id: str | None = None) -> Rewind:
-    """ "Back to where I was": a rewind to the leaf the latest rewind on the active path
-    left (its ``branch`` entry's ``from_id``). ``NothingToGoBackTo`` when the path has no
-    rewind; the same refusals as any rewind otherwise (busy, parked, a stale leaf)."""
+    """Go "back to where I was": rewind to the leaf the latest rewind on the active path left.
+
+    That leaf is the ``from_id`` of the rewind's ``branch`` entry. Raise ``NothingToGoBackTo``
+    when the path has no rewind. Otherwise the refusals are those of any rewind: busy, parked,
+    or a stale leaf."""
     session.refresh_from_db(fields=["leaf_id", "entry_count"])
     if expected_leaf_id is not None and expected_leaf_id != session.leaf_id:
         raise StaleLeaf(session.id, expected_leaf_id, session.leaf_id)
@@ -189,10 +191,11 @@ def chapter_set(
     expected_leaf_id: str | None,
     now: datetime | None = None,
 ) -> list[Chapter]:
-    """Mark a node of the active branch as a chapter's start, titled ``title`` (or rename
-    its chapter): an ``app_state`` entry at the leaf, so it is session state. A bad title
-    or a node off the active branch is ``InvalidEntry``, an unknown node ``UnknownEntry``;
-    nothing is written then."""
+    """Mark a node of the active branch as the start of a chapter titled ``title``.
+
+    When the node starts a chapter already, this renames it. The mark is an ``app_state`` entry
+    at the leaf, so it is session state. Raise ``InvalidEntry`` for a bad title or a node off
+    the active branch, and ``UnknownEntry`` for an unknown node; nothing is written then."""
     try:
         title = title_check(title)
     except BadChapter as exc:

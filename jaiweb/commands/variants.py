@@ -75,11 +75,13 @@ def variant_choose(
     expected_leaf_id: str | None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
-    """Show the ``variant``-th drawn variant (from 1) of the set ``entry_id`` names, as
-    the leaf's state: an ``app_state`` entry, nothing drawn or charged. Choosing the one
-    shown already writes nothing. ``UnknownEntry`` (404) for no set on the active branch,
-    ``InvalidField`` (422) for a variant not drawn, and the state edits' refusals (409 unless
-    idle or at ``expected_leaf_id``)."""
+    """Show the ``variant``-th drawn variant (from 1) of the set ``entry_id`` names.
+
+    The choice is written as the leaf's state, an ``app_state`` entry; nothing is drawn or
+    charged. Choosing the variant shown already writes nothing. Raise ``UnknownEntry`` (404)
+    when the active branch has no such set, and ``InvalidField`` (422) for a variant not drawn.
+    The state edits' refusals apply too: 409 unless the session is idle and at
+    ``expected_leaf_id``."""
     state = _state_now(session, expected_leaf_id)  # idle, at the leaf the caller saw
     variant_set = variant_set_at(session=session, entry_id=entry_id)
     if type(variant) is not int or not 1 <= variant <= len(variant_set.members):

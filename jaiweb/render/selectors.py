@@ -43,10 +43,12 @@ def render_job_lookup(*, key: str) -> dict[str, Any] | None:
 
 
 def wallet_balance(*, user: Any, now: datetime | None = None) -> int:
-    """What the user can spend: the wallet's balance, or, for a user who has none yet (made
-    by createsuperuser or the admin), the welcome credits their first render gives them.
-    A monthly top-up that is due counts already: the wallet's next movement writes it
-    first. The studio, the credits page and the API all show this one figure."""
+    """Return how many credits the user can spend.
+
+    It is the wallet's balance. A user who has no wallet yet, made by createsuperuser or the
+    admin, gets the welcome credits their first render gives them. A monthly top-up that is
+    due counts already, because the wallet's next movement writes it first. The studio, the
+    credits page and the API all show this one number."""
     row = (
         Wallet.objects.filter(user=user)
         .values_list("balance", "monthly_topup", "topped_up_for")

@@ -132,10 +132,11 @@ def credits_grant(
     key: str | None = None,
     now: datetime | None = None,
 ) -> LedgerEntry:
-    """Add credits (an admin's grant). With ``key``, the grant is written once: a repeat
-    under the same key (a form sent twice, two admins at once) returns the first entry
-    and adds nothing. The wallet's lock orders concurrent writers, and the ledger's unique
-    key refuses a second entry even so."""
+    """Add credits to a user's wallet, as an admin's grant does.
+
+    With ``key``, the grant is written once. A repeat under the same key, from a form sent
+    twice or two admins at once, returns the first entry and adds nothing. The wallet's lock
+    orders concurrent writers, and the ledger's unique key refuses a second entry even so."""
     if amount <= 0:
         raise ValueError("a grant adds at least 1 credit")
     now = now or timezone.now()
@@ -227,10 +228,11 @@ def credit_request_create(
 def credit_request_grant(
     *, request_id: int, amount: int, by: str, reason: str = "", now: datetime | None = None
 ) -> tuple[LedgerEntry, bool]:
-    """Grant an open request: one ``grant`` ledger entry keyed by the request, and the
-    request marked granted, in one transaction. The entry, and whether this call wrote it:
-    a request granted already answers with its entry and False (a double click, two admins
-    at once); a declined or unknown one is ``RequestDecided``."""
+    """Grant an open credit request; return its ledger entry and whether this call wrote it.
+
+    One transaction writes a ``grant`` ledger entry keyed by the request and marks the request
+    granted. A request granted already, by a double click or two admins at once, answers with
+    its entry and False. A declined or unknown request raises ``RequestDecided``."""
     if amount <= 0:
         raise ValueError("a grant adds at least 1 credit")
     now = now or timezone.now()

@@ -79,10 +79,12 @@ def lease_renew(*, lease: Lease, now: datetime, lease_seconds: int) -> Lease:
 
 
 def operation_wait(*, lease: Lease, expected_seq: int, now: datetime) -> None:
-    """Hand the operation back while it waits for a person: no lease, no worker, and its
-    claims start counting afresh (waiting is not a crash loop). Refused with ``StaleLog``
-    when a record came after ``expected_seq`` (the decision may be in it), ``LeaseLost``
-    when the lease was taken over; then nothing changes."""
+    """Hand the operation back while it waits for a person.
+
+    The operation keeps no lease and no worker, and its claims start counting afresh, because
+    waiting is not a crash loop. Raise ``StaleLog`` when a record came after ``expected_seq``,
+    since the decision may be in it, and ``LeaseLost`` when the lease was taken over. Nothing
+    changes when either is raised."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "UPDATE store_operation SET waiting_since = %s, lease_owner = NULL, "

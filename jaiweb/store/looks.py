@@ -1,7 +1,8 @@
-"""Whose images a state's looks name: a character's ``reference_image_id`` must be one of
-the session owner's images, wherever a state comes in (a new session's initial state, a
-hand edit). An image id is never a capability: naming another user's picture gets the
-same refusal as naming none."""
+"""Check that the looks a state names are the session owner's images.
+
+A character's ``reference_image_id`` must be one of the owner's images wherever a state
+comes in: a new session's initial state, or a hand edit. An image id is never a capability,
+so naming another user's picture gets the same refusal as naming none."""
 
 from __future__ import annotations
 

@@ -419,10 +419,11 @@ def latest_images(*, session_ids: Sequence[str]) -> dict[str, str]:
 
 
 def branch_counts(*, session_ids: Sequence[str]) -> dict[str, int]:
-    """How many branches (chains: the root, each fork and rewind) each session has: a
-    search of the ``entry_chain_head`` index, not a read of every entry. The 0 is written
-    into the SQL: a planner proves a partial index's ``chain_pos = 0`` from a literal, not
-    from a parameter."""
+    """Count the branches of each session: the root's chain, and one chain per fork and rewind.
+
+    The count searches the ``entry_chain_head`` index instead of reading every entry. The 0 is
+    written into the SQL because a planner proves a partial index's ``chain_pos = 0`` from a
+    literal, not from a parameter."""
     if not session_ids:
         return {}
     marks = ", ".join(["%s"] * len(session_ids))
@@ -555,10 +556,11 @@ def reconciler_resolutions(*, limit: int = 50) -> list[tuple[Operation, ToolReso
 
 
 def where_i_was_of(rows: Sequence[StoredEntry]) -> str | None:
-    """The leaf the latest rewind on a path (root → leaf, as ``branch_rows`` reads it) left,
-    or None. A lazy path asks the index for the ``branch`` entries of its chains (seq grows
-    from the root to the leaf, so the latest on the path is the one with the highest seq);
-    only that one is parsed."""
+    """Return the leaf the latest rewind on a path left, or None.
+
+    The path runs from the root to the leaf, as ``branch_rows`` reads it. A lazy path asks the
+    index for the ``branch`` entries of its chains. Seq grows from the root to the leaf, so the
+    latest rewind on the path is the entry with the highest seq, and only that one is parsed."""
     if isinstance(rows, stored.PathRows):
         if not rows.chains:
             return None

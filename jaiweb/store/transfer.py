@@ -175,17 +175,18 @@ def session_import(
     max_bytes: int | Literal["setting"] | None = "setting",
     title_format: str = "%(title)s",
 ) -> ComicSession:
-    """A new session of ``owner`` from a session file (any format ``journal.importers``
-    reads); ``ImportRefused`` (nothing written) if invalid, ``BundleTooLarge`` past
-    ``max_bytes`` (default: ``JAIWEB_MAX_BUNDLE_BYTES``; None: no limit).
+    """Make a new session of ``owner`` from a session file.
 
-    ``title_format`` makes the new session's title from the file's (``%(title)s``): the
-    page and the API say "… (imported)" in the user's language, so the copy is told apart
-    from its source in the sessions list; the command, an admin's restore, keeps it.
+    The file may be in any format ``journal.importers`` reads. Raise ``ImportRefused`` when it
+    is invalid; nothing is written then. Raise ``BundleTooLarge`` when it passes ``max_bytes``,
+    which defaults to the ``JAIWEB_MAX_BUNDLE_BYTES`` setting; None means no limit.
 
-    ``lines`` may be bytes (a file opened in binary mode): each is decoded as UTF-8 on its
-    own, so a bad byte is reported at its line.
-    """
+    ``title_format`` makes the new session's title from the file's (``%(title)s``). The page
+    and the API say "… (imported)" in the user's language, so the copy is told apart from its
+    source in the sessions list. The command, an admin's restore, keeps the title as it is.
+
+    ``lines`` may be bytes, from a file opened in binary mode. Each line is decoded as UTF-8 on
+    its own, so a bad byte is reported at its line."""
     limit = max_bundle_bytes() if max_bytes == "setting" else max_bytes
     try:
         parsed = session_read(lines if limit is None else _capped(lines, limit))

@@ -134,11 +134,13 @@ def _fields(left: dict, right: dict) -> list[FieldRow]:
 def compare_view(
     *, session: ComicSession, left_id: str, right_id: str, whole: bool = False
 ) -> CompareView:
-    """The branches ending at two nodes from where they part (``UnknownEntry`` for a node
-    not in the session), as ``store.comparisons.branches_compare`` folds them for the API:
-    O(depth) of each, but the entries this page neither shows nor counts stay unparsed
-    (a whole path's parse was most of a cold page). Each side's first SIDE_SHOWN prompts
-    and panels, or with ``whole`` every one."""
+    """Compare the branches ending at two nodes, from the node where they part.
+
+    The sides are folded as ``store.comparisons.branches_compare`` folds them for the API, and
+    reading each costs O(depth). The entries this page neither shows nor counts stay unparsed,
+    because parsing a whole path was most of a cold page's work. Each side shows its first
+    SIDE_SHOWN prompts and panels, or every one with ``whole``. Raise ``UnknownEntry`` for a
+    node that is not in the session."""
     left = branch_rows(session=session, leaf_id=left_id)
     right = branch_rows(session=session, leaf_id=right_id)
     shared = 0

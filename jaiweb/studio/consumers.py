@@ -107,9 +107,11 @@ def _regions(
     with_stream: bool = False,
     versions: dict[str, tuple[int, ...]] | None = None,
 ) -> str:
-    """Every region; ``with_stream``: the stream too, as the journal has it (a watcher that
-    may have missed the run's events: a connect, a gap, a quiet spell after a burst).
-    ``versions``: the regions' versions read before (what the last passes rendered)."""
+    """Render every region of the session, and with ``with_stream`` the stream too.
+
+    The stream is read as the journal has it, for a watcher that may have missed the run's
+    events: after a connect, a gap, or a quiet spell after a burst. ``versions`` are the
+    regions' versions read before, that is what the last passes rendered."""
     try:
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
@@ -124,19 +126,20 @@ def _regions(
 
 STREAM_MARK = "<!--stream-->"  # between the regions and the stream in a pass's HTML
 
-# A catch-up this long after the last event of a burst: the journal's final state reaches
-# the watcher even when the burst's last event was lost (a full channel drops messages).
+# A catch-up runs this long after the last event of a burst. The journal's final state then
+# reaches the watcher even when the burst's last event was lost, as a full channel drops
+# messages.
 QUIET_SECONDS = 1.5
-# At most one catch-up per watcher this often: a run's journal facts come in bursts (a
-# dozen within a blink with the offline director), and each pass re-renders every region.
-# The first fact of a burst is rendered at once, the rest together at the end of it.
+# A watcher gets at most one catch-up this often. A run's journal facts come in bursts, and
+# each pass re-renders every region, so the first fact of a burst is rendered at once and
+# the rest together at the end of it.
 CATCH_UP_INTERVAL = 0.2
-# ... and further apart on a process catching up many sessions at once: a run's facts come
-# farther apart when it shares the process with many others (at 50 sessions, an
-# operation's facts spread over half a second), and at a pass per fact the catch-ups'
-# CPU per operation grew with the number of sessions. Past SESSIONS_PER_INTERVAL sessions
-# with a pass in the last BUSY_SECONDS, a watcher's passes are spaced in proportion, up
-# to MAX_INTERVAL: the process renders about as many passes a second whatever the load.
+# A process catching up many sessions at once spaces the passes further apart. A run's
+# facts come farther apart when it shares the process with many others, and at a pass per
+# fact the catch-ups' CPU per operation grew with the number of sessions. Past
+# SESSIONS_PER_INTERVAL sessions with a pass in the last BUSY_SECONDS, a watcher's passes
+# are spaced in proportion, up to MAX_INTERVAL, so the process renders about as many passes
+# a second whatever the load.
 SESSIONS_PER_INTERVAL = 4
 BUSY_SECONDS = 1.0
 MAX_INTERVAL = 1.0
@@ -165,22 +168,34 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     group: str | None = None
     catching_up: asyncio.Task | None = None
-    quiet: asyncio.Task | None = None  # the catch-up once a burst of events has gone quiet
-    quiet_at = 0.0  # when it is due (``clock``): QUIET_SECONDS after the last event
-    sent: int | None = None  # hash of the regions last sent: an unchanged journal sends nothing
-    # Each region's version (``region_versions``) and hash as last sent: an unforced pass
-    # renders and sends only the regions whose facts moved, with no query when none did.
+    # The task that catches up once a burst of events has gone quiet, and when it is due on
+    # ``clock``: QUIET_SECONDS after the last event.
+    quiet: asyncio.Task | None = None
+    quiet_at = 0.0
+    # The hash of the regions last sent whole. A pass that finds them unchanged sends nothing.
+    sent: int | None = None
+    # Each region's version (``region_versions``) and hash as last sent. An unforced pass
+    # renders and sends only the regions whose facts moved, and runs no query when none did.
     sent_versions: dict[str, tuple[int, ...]] = {}
     sent_parts: dict[str, int] = {}
-    unknown_change = False  # an event announced a change without its bump: read the database
-    force = False  # the next pass sends even regions this watcher already has
-    asked = False  # ... because a connect, a gap or the page asked for it (not a quiet pass)
-    # Since the last forced pass began, the page may hold what this process's counts cannot
-    # tell: a change bumped in another process (its announcement to here may be lost), one
-    # announced without its bump, or an HTTP answer's regions swapped in after a newer pass.
+    # Set when an event announced a change without its version bump. The next pass then
+    # reads every region from the database.
+    unknown_change = False
+    # Set when the next pass must send every region, even those this watcher already has.
+    force = False
+    # Set with ``force`` when a connect, a gap or the page asked for the pass. The pass is
+    # then counted as asked for, not as a quiet pass.
+    asked = False
+    # Set when the page may hold what this process's counts cannot tell: a change bumped in
+    # another process, whose announcement to here may be lost; a change announced without
+    # its bump; or an HTTP answer's regions swapped in after a newer pass. A forced pass
+    # reads through all of it and clears the flag. While it is set, the pass after a quiet
+    # spell is forced.
     counts_blind = False
-    last_pass = float("-inf")  # when the last catch-up pass started (``clock``)
-    interval = CATCH_UP_INTERVAL  # how long after it the next may start (``pass_interval``)
+    # When the last catch-up pass started on ``clock``, and how long after it the next pass
+    # may start (``pass_interval``).
+    last_pass = float("-inf")
+    interval = CATCH_UP_INTERVAL
 
     def __init__(
         self,
@@ -347,8 +362,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
         return True
 
     def _catch_up_when_quiet(self) -> None:
-        """A catch-up QUIET_SECONDS after the last event: each event moves it on (one task
-        per burst waits for it, not one timer per event)."""
+        """Schedule a catch-up QUIET_SECONDS after the last event.
+
+        Each event moves the catch-up on. One task per burst waits for it, not one timer per
+        event."""
         self.quiet_at = self.clock() + QUIET_SECONDS
         if self.quiet is None or self.quiet.done():
             self.quiet = asyncio.ensure_future(self._wait_for_quiet())
@@ -367,8 +384,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self._catch_up_soon()
 
     def _saw_every_local_event(self) -> bool:
-        """Whether every numbered event this page got came from this process, and the last
-        one a sink here numbered among them: then it missed none of the run's events."""
+        """Say whether this page missed none of the run's events.
+
+        It missed none when every numbered event it got came from this process, and the last one
+        a sink here numbered is among them."""
         local = last_event_number(self.session_id)
         if local is None:
             return not self.last_n

@@ -228,13 +228,12 @@ def _once(key: tuple, render: Callable[[], None]) -> None:
 def regions_html_shared(
     *, session: ComicSession, language: str, versions: dict[str, tuple[int, ...]] | None = None
 ) -> str:
-    """``regions_html`` for a watcher, from the cache when nothing it shows has changed;
-    watchers asking for the same version at once wait for one rendering of it.
+    """Return ``regions_html`` for a watcher, from the cache when nothing it shows has changed.
 
-    ``versions`` (``region_versions``, read before ``session``): the regions as the last
-    changed passes rendered them at those versions serve too, when each was rendered from
-    this same database version; and what is rendered here serves them.
-    """
+    Watchers asking for the same version at once wait for one rendering of it. ``versions``
+    are the ``region_versions`` read before ``session``. The regions the last changed passes
+    rendered at those versions serve too, when each was rendered from this same database
+    version, and what is rendered here serves those passes in turn."""
     return catch_up_html(session=session, language=language, versions=versions)[0]
 
 
@@ -245,10 +244,12 @@ def catch_up_html(
     versions: dict[str, tuple[int, ...]] | None = None,
     with_stream: bool = False,
 ) -> tuple[str, str]:
-    """Every region (``regions_html_shared``) and, ``with_stream``, the stream as the
-    journal has it (``stream_html``), each once per database version and language: the
-    quiet passes after a run all read the same finished run. The stream moves with the
-    unfinished operation's records, or with the entries a new one appends."""
+    """Render every region, and with ``with_stream`` the stream as the journal has it.
+
+    The regions are those of ``regions_html_shared`` and the stream is ``stream_html``. Each
+    is rendered once per database version and language, because the quiet passes after a run
+    all read the same finished run. The stream moves with the unfinished operation's records,
+    or with the entries a new operation appends."""
     state, shared = _version(session)
     key = (*state, language)
     html = _cached(key)
@@ -313,10 +314,12 @@ def changed_regions_html(
     versions: dict[str, tuple[int, ...]],
     names: Iterable[str],
 ) -> dict[str, str]:
-    """The regions ``names`` at ``versions`` (read from this process's counts before this
-    call, after their facts' commits), each rendered once per version and language whoever
-    asks; {} when the session is gone. Only a region not rendered yet reads the database,
-    and only what it shows: the credits alone read the balance alone."""
+    """Render the regions ``names`` at ``versions``; return {} when the session is gone.
+
+    ``versions`` are read from this process's counts before this call, after their facts'
+    commits. Each region is rendered once per version and language, whoever asks. Only a
+    region not rendered yet reads the database, and it reads only what it shows: the credits
+    alone read the balance alone."""
     keys = {name: (session_id, name, versions[name], language) for name in names}
     parts = {name: _cached(key) for name, key in keys.items()}
     missing = tuple(name for name, cached in parts.items() if cached is None)

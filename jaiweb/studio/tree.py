@@ -205,9 +205,10 @@ def _panel_image(entry: JournalEntry) -> str | None:
 
 
 def _known(session: ComicSession) -> int:
-    """The last seq of the session as it was read: entries appended since (the run going on
-    while the tree is drawn) wait for the next drawing, or a new leaf's child would show as
-    a fork off the path read before it."""
+    """Return the last seq of the session as it was read.
+
+    Entries appended since, by a run going on while the tree is drawn, wait for the next
+    drawing. Otherwise a new leaf's child would show as a fork off the path read before it."""
     return session.entry_count
 
 
@@ -380,10 +381,11 @@ class _Marks:
 
 
 def _edited(session: ComicSession, line: _Line, a: int, b: int) -> str:
-    """The characters the hand edits of a turn (its ``app_state`` entries, ``line.entries``
-    from ``a`` to ``b``) changed, by name. An entry holds the whole state, so the names are
-    those that differ from the state before it: the line's previous ``app_state``, else one
-    read up the path."""
+    """Name the characters that the hand edits of a turn changed, on one label line.
+
+    The hand edits are the turn's ``app_state`` entries, ``line.entries`` from ``a`` to ``b``.
+    An entry holds the whole state, so the names are those that differ from the state before
+    it: the line's previous ``app_state``, or else one read up the path."""
     first = line.entries[a]
     before = next(
         (e.value for e in reversed(line.entries[:a]) if isinstance(e, AppStateEntry)), None
@@ -606,8 +608,10 @@ def chain_view(session: ComicSession, *, chain: int, from_pos: int) -> list[Item
 
 
 def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
-    """The runs from the given starts (chains and positions), each a page of its turns with
-    the rest folded, by the start's id. Read together: a few queries for any number."""
+    """Draw the runs from the given starts, each a page of its turns with the rest folded.
+
+    A start is a chain and a position, and the result is keyed by the start's id. The runs
+    are read together, so any number of them costs a few queries."""
     rows = _chain_rows(session, [(c.chain, c.pos) for c in starts], CHAIN_FETCH)
     lines: list[tuple[_Line, list[tuple[int, int]]]] = []
     cuts: list[tuple[Child, int, list]] = []
@@ -638,8 +642,9 @@ def _runs(session: ComicSession, starts: list[Child]) -> dict[str, list[Item]]:
 
 
 def _chain_ends(session: ComicSession, chains: list[int]) -> dict[int, int]:
-    """The last position of each chain as the session was read (``_known``); a chain that
-    grew since (a run going on) is asked again."""
+    """Return the last position of each chain as the session was read (``_known``).
+
+    A chain that grew since, because a run is going on, is asked again."""
     found = chain_last_rows(session_id=session.id, chains=chains)
     known, ends, grown = _known(session), {}, []
     for chain, last, seq in found:

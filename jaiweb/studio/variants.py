@@ -69,10 +69,12 @@ def with_variants(panels: list, entries: Iterable[Entry], choices: Mapping[str, 
 
 @dataclass(frozen=True, slots=True)
 class SiblingView:
-    """A turn among the prompts hanging from one node (a regenerate's, a resend's): which
-    of how many, and the ends of the lines of the ones before and after it (where each
-    branch was left, its choices of variants included), where a flip rewinds to after
-    the rewind preview, as any rewind."""
+    """Say where a turn stands among the prompts hanging from one node.
+
+    Such prompts come from a regenerate or a resend. The view says which of how many the turn
+    is, and gives the ends of the lines of the prompts before and after it: where each branch
+    was left, its choices of variants included. A flip rewinds there after the rewind
+    preview, as any rewind does."""
 
     index: int  # from 1, in append order
     count: int

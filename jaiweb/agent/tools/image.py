@@ -30,10 +30,12 @@ class ImageArgs(Args):
 
 
 class GenerateImage(Tool):
-    """Calls the render service with the call's idempotency key. Its recovery policy is the
-    configured backend's own declaration: the local renderer is idempotent (a repeat under
-    the key returns the stored panel, no second charge); OpenAI images and AUTOMATIC1111
-    are at most once, and an open dispatch of theirs goes to the recovery inbox."""
+    """Draw a panel by calling the render service with the call's idempotency key.
+
+    The tool's recovery policy is the one the configured backend declares. The local renderer
+    is idempotent: a repeat under the key returns the stored panel and charges nothing more.
+    OpenAI images and AUTOMATIC1111 are at most once, so an open dispatch of theirs goes to
+    the recovery inbox."""
 
     name = "generate_image"
     description = (

@@ -235,10 +235,11 @@ def _stage(
     seeds: dict[str, int | None] | None = None,
     book: Cast | None = None,
 ) -> tuple[Member | None, Member | None]:
-    """Pick the hero and the opponent, give everyone a pose, and place them. The seed
-    (``dice``) moves each figure a step from its place and picks the way it strikes its
-    pose, unless the character has a seed of its own (``seeds``), which then picks it;
-    who stands where and faces whom stays what the scene says."""
+    """Pick the hero and the opponent, give everyone a pose, and place them.
+
+    The seed (``dice``) moves each figure a step from its place and picks the way it strikes
+    its pose. A character with a seed of its own in ``seeds`` takes the way from that seed
+    instead. Who stands where and who faces whom stay what the scene says."""
     seeds = seeds or {}
     book = book or Cast.of({})
     if not cast:

@@ -229,10 +229,11 @@ def _results_on(
     start: int,
     stop: int,
 ) -> list[int]:
-    """Where the results of ``tools`` are among ``rows[start:stop]`` (a path), in order: one
-    search of the session's results by tool name (no payload parsed), placed on the path by
-    their chain positions when it is a ``PathRows`` (no row of the stretch read), else by
-    seq."""
+    """Return where the results of ``tools`` are among ``rows[start:stop]`` of a path, in order.
+
+    One search finds the session's results by tool name, with no payload parsed. When
+    ``rows`` is a ``PathRows``, the results are placed on the path by their chain positions,
+    so no row of the stretch is read; otherwise they are placed by seq."""
     found = tool_results_at(session=session, tools=tools)
     if isinstance(rows, PathRows):
         at = (rows.index_at(chain, pos) for _seq, chain, pos in found)

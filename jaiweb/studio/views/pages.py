@@ -125,10 +125,12 @@ def read_view(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_safe
 def entry_inspect(request: HttpRequest, session_id: str, entry_id: str) -> HttpResponse:
-    """The inspector of a node: the turn that ends at ``entry_id`` (from ``?from=``, its
-    first entry), step by step — prompt, replies, tool calls and results, state changes —
-    and the state after it, with "continue from here" (right after the turn) and what it
-    would roll back, and the branch tools: fork, regenerate, edit and resend, cherry-pick."""
+    """Show the inspector of a node: the turn that ends at ``entry_id``, step by step.
+
+    The turn starts at the entry ``?from=`` names. Its steps are the prompt, the replies, the
+    tool calls and their results, and the state changes. The inspector also shows the state
+    after the turn, "continue from here" (right after the turn) with what it would roll back,
+    and the branch tools: fork, regenerate, edit and resend, cherry-pick."""
     session = own_session(request, session_id)
     ctx = inspector_context(request, session, entry_id, request.GET.get("from"))
     # the viewer has opened this node's branch (store/reading.py): its unread dot goes

@@ -47,10 +47,11 @@ WHERE = {
 @login_required
 @require_safe
 def tree_spent(request: HttpRequest, session_id: str) -> HttpResponse:
-    """The credits spent under some branches, every branch below them included: a fork's
-    other branches (``?forks=<node>&except=<its line child>``) or branches by where they
-    start (``?under=<entry>``, repeated). Asked for by a badge once it is in view, so the
-    page never reads a folded subtree."""
+    """Show the credits spent under some branches, every branch below them included.
+
+    The branches are a fork's other branches (``?forks=<node>&except=<its line child>``), or
+    branches named by where they start (``?under=<entry>``, repeated). A badge asks for this
+    once it is in view, so the page never reads a folded subtree."""
     session = own_session(request, session_id)
     if "forks" in request.GET:
         fork, kept = request.GET["forks"], request.GET.get("except", "")

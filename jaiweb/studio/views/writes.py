@@ -131,11 +131,13 @@ def character_view(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def character_look_view(request: HttpRequest, session_id: str) -> HttpResponse:
-    """ "Use as <name>'s look" on a panel: the panel becomes the character's reference
-    picture, and the seed its figure was drawn with there becomes the character's own (a
-    picture no render drew, an import, leaves the seed as it is). An app_state entry like
-    any hand edit: it costs nothing and rolls back with a rewind. An image that is not the
-    session owner's is refused (422) and nothing is written."""
+    """Use a panel as a character's look ("Use as <name>'s look").
+
+    The panel becomes the character's reference picture. The seed the character's figure was
+    drawn with there becomes the character's own seed; a picture no render drew, such as an
+    import, leaves the seed as it is. The edit is an app_state entry like any hand edit, so it
+    costs nothing and rolls back with a rewind. An image that is not the session owner's is
+    refused (422) and nothing is written."""
     session = own_session(request, session_id, write=True)
     name = request.POST.get("name", "").strip()
     image_id = request.POST.get("image_id", "")
