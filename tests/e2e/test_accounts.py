@@ -6,7 +6,11 @@ import pytest
 
 from tests.support.browser import PASSWORD, login, signup, unique
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 
 def test_sign_up_log_out_and_log_in_again(shared_studio, page):

@@ -23,7 +23,11 @@ from tests.support.browser import (
 )
 from tests.support.waiting import wait_until
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("postgres"),  # on the deployment's stack (docs/TESTING.md)
+]
 
 FIRST = "Draw a panel: the hero eats a super lollipop and steps into the ring"
 SECOND = "Draw a panel: the hero wins the bout with one slap"

@@ -30,7 +30,11 @@ from tests.support.browser import (
     wait_ws_open,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 RING = "/say 猪猪侠 steps into the ring"
 BOW = "/say 猪猪侠 bows to the crowd"

@@ -14,7 +14,11 @@ from tests.support.browser import (
     wait_stream_has,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 
 @pytest.mark.parametrize(

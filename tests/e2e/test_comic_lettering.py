@@ -32,7 +32,11 @@ from tests.support.browser import (
 )
 from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 NEW_CAPTION = "Pig-Man licks the giant lollipop 猪猪侠舔棒棒糖"
 NEW_WORDS = "Sweet power! 好甜！"

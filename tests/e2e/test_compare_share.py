@@ -28,7 +28,11 @@ from tests.support.browser import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("postgres"),  # on the deployment's stack (docs/TESTING.md)
+]
 
 ENTER = "/say The hero climbs into the ring."
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"

@@ -20,7 +20,11 @@ from tests.support.browser import (
     wait_ws_open,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("postgres"),  # on the deployment's stack (docs/TESTING.md)
+]
 PASSWORD = "credit-Pass-71"
 
 

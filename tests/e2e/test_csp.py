@@ -33,7 +33,11 @@ from tests.support.browser import (
     watch_csp,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 DRAW = "Draw a panel: the hero bows to the crowd"
 INJECTED = """() => {

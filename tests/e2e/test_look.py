@@ -36,7 +36,11 @@ from tests.support.browser import (
     wait_ws_open,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1.min.js"
 WIDTHS = {1440: 900, 390: 844}  # width: height

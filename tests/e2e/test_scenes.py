@@ -16,7 +16,11 @@ from tests.support.browser import (
     wait_tree_has,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 
 def drawn_svg(page, index: int) -> ET.Element:

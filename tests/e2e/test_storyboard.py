@@ -38,7 +38,11 @@ from tests.support.browser import (
     wait_ws_open,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 LOLLIPOP = "Draw a panel: the hero eats a super lollipop and steps into the ring"
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"

@@ -31,7 +31,11 @@ from tests.support.browser import (
 )
 from tests.support.stories import LAXATIVE, LOLLIPOP
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("postgres"),  # on the deployment's stack (docs/TESTING.md)
+]
 
 OPENING = "/say 武林大会开幕，猪猪侠走上擂台"
 SESSION_URL = re.compile(r"/sessions/([^/]+)/$")

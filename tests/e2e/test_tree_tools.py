@@ -29,7 +29,11 @@ from tests.support.browser import (
     wait_ws_open,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("postgres"),  # on the deployment's stack (docs/TESTING.md)
+]
 
 RING = "/say 猪猪侠 steps into the ring"
 LAXATIVE = "Draw a panel: the hero grabs the wrong bottle and takes a laxative"

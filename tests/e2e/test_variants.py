@@ -24,7 +24,11 @@ from tests.support.browser import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
+]
 
 LOLLIPOP = "the hero eats a super lollipop and steps into the ring"
 
