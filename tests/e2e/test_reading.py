@@ -1,8 +1,9 @@
 """The comic as readers see it, in Chromium: the studio's Read mode, a share link and the
 exported episode page show panels, captions and speech, and no cost, no credits, no
-"approve" and no "[offline director]", in both languages. And after each turn the strip
-shows its newest panel, clear of the sticky prompt box, at desktop and phone widths,
-unless the reader scrolled away from it."""
+"approve" and no "[offline director]", in both languages; in every page layout, the speech
+bubbles sit over the pictures while screen readers get the words as text. And after each
+turn the strip shows its newest panel, clear of the sticky prompt box, at desktop and phone
+widths, unless the reader scrolled away from it."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from tests.e2e.helpers import (
     run_with_approval,
     send_prompt,
     shot,
+    wait_page_at_leaf,
     wait_run_finished,
     wait_tree_has,
     wait_until,
     wait_ws_open,
 )
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -134,6 +137,87 @@ def test_read_mode_a_share_link_and_the_episode_page_show_no_billing_talk(
         lambda: page.locator("#reading [data-panel]").count() == 3, 15, "the new panel in Read"
     )
     clean(page.locator(".studio").inner_text(), f"Read mode after a live turn ({language})")
+
+
+# Each frame's picture and the boxes of the bubbles drawn over it, in page pixels.
+FRAMES = """() => [...document.querySelectorAll('[data-reading] .frame')].map(f => {
+  const box = e => {
+    const r = e.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
+  return {art: box(f.querySelector('.art')),
+          bubbles: [...f.querySelectorAll('svg.lettering .bubble rect')].map(box)};
+})"""
+
+
+CHOOSE = """(select, layout) => {
+  select.value = layout;
+  select.form.querySelector('[data-action="choose-layout"]').click();
+}"""
+
+
+def leaf_of(session_id: str) -> str:
+    from jaiweb.store.models import ComicSession
+
+    return ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id)
+
+
+def inside(inner: list[float], outer: list[float]) -> bool:
+    left, top, right, bottom = inner
+    return (
+        left >= outer[0] - 1
+        and top >= outer[1] - 1
+        and right <= outer[2] + 1
+        and bottom <= outer[3] + 1
+    )
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
+def test_read_mode_draws_the_bubbles_over_the_pictures_in_every_layout(
+    shared_studio, new_page, viewport
+):
+    base = shared_studio.url
+    page = new_page()
+    session_id = open_new_session(page, base, "bubbles")
+    for text in (LOLLIPOP, LAXATIVE, FINISHER):
+        run_with_approval(page, session_id, text)
+    wait_page_at_leaf(page, session_id)
+    wait_until(lambda: panels(page).count() == 3, 10, "three panels in the strip")
+    reader = new_page(page.context)
+    reader.set_viewport_size(viewport)
+    for layout in ("strip", "2x2", "3-tier", "splash"):
+        before = leaf_of(session_id)
+        # chosen and sent at once: the strip may be drawn again (the last write's echo)
+        # between a choice and a click, and that would put the old layout back in the form
+        page.locator('select[data-action="page-layout"]').evaluate(CHOOSE, layout)
+        wait_until(lambda b=before: leaf_of(session_id) != b, 10, f"the {layout} layout kept")
+        wait_page_at_leaf(page, session_id)
+        reader.goto(f"{base}/sessions/{session_id}/read")
+        reading = reader.locator(f'[data-reading][data-layout="{layout}"]')
+        reading.wait_for()
+        wait_until(
+            lambda reading=reading: reading.locator("img").evaluate_all(
+                "els => els.length === 3 && els.every(i => i.complete && i.naturalWidth > 0)"
+            ),
+            15,
+            "the three pictures",
+        )
+        frames = reader.evaluate(FRAMES)
+        assert len(frames) == 3, layout
+        bubbles = [(f["art"], b) for f in frames for b in f["bubbles"]]
+        assert bubbles, f"no bubble drawn in {layout}"
+        for art, bubble in bubbles:
+            assert inside(bubble, art), (layout, bubble, art)
+        assert reader.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        # the layer is for the eye; screen readers read each bubble's words once, whole
+        hidden = "els => els.every(e => e.getAttribute('aria-hidden') === 'true')"
+        assert reading.locator("svg.lettering").evaluate_all(hidden)
+        said = reading.locator("figcaption .speech q").all_text_contents()
+        assert len(said) >= len(bubbles) > 0
+        tree = reading.aria_snapshot()
+        for words in said:
+            assert words in tree, (layout, words)
+        shot(reader, f"read-bubbles-{layout}-{viewport['width']}")
 
 
 # Where the newest panel is, and whether anything covers its top or bottom edge.
