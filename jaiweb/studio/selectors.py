@@ -51,10 +51,12 @@ from journal.branches import (
     RewindPreview,
     choices_changed,
     effects_of,
+    panel_image_of,
     state_changes,
 )
 from journal.entries import AssistantMessage, ToolResultMessage, UserMessage
 from journal.errors import BrokenSessionTree, CorruptedOperationLog, UnknownEntry
+from journal.lettering import comic_changes
 from journal.recovery import fold_operation
 from journal.timeline import timeline, timeline_data
 from journal.variants import sets_on
@@ -632,6 +634,13 @@ def _result_step(entry_id: str, message: ToolResultMessage, here: bool) -> Step:
     )
 
 
+def _panel_ids(rows: list[StoredEntry]) -> list[str]:
+    """The panels among a path's rows, in order (only the rows that may be one are parsed)."""
+    kept = [r for r in rows if r.type == "message" and r.may_contain('"image_id"')]
+    parse_rows(kept)
+    return [r.entry_id for r in kept if panel_image_of(r.entry)]
+
+
 def rewind_preview_of(
     *, session: ComicSession, target_rows: list[StoredEntry], leaf_rows: list[StoredEntry]
 ) -> RewindPreview:
@@ -658,6 +667,9 @@ def rewind_preview_of(
         left_behind=len(leaf_rows) - shared,
         stays=effects_of(r.entry for r in left),
         choices=choices_changed(before, after),
+        comic=comic_changes(
+            before, after, [r.entry_id for r in target_rows], lambda: _panel_ids(target_rows)
+        ),
     )
 
 

@@ -122,3 +122,46 @@ def test_a_shared_branch_shows_the_words_as_edited_at_its_node(client, alice, dr
     assert "Shared &lt;i&gt;caption&lt;/i&gt;" in page and "Hello reader" in page
     reading = page.split("data-reading", 1)[1]  # the reader's pages: nothing to edit there
     assert "hx-get" not in reading and "data-lettering-form" not in reading
+
+
+def test_the_rewind_preview_says_which_words_layout_and_order_go_back(client, alice, episode):
+    from jaiweb.comic.services import page_layout_set, panel_lettering_set
+    from jaiweb.store.comparisons import rewind_preview_at
+    from jaiweb.store.selectors import branch_rows
+    from jaiweb.studio.selectors import rewind_preview_of
+    from journal.lettering import ComicChanges
+
+    drawn_at = draw_panels(episode, ["猪猪侠吃下超级棒棒糖", "迷糊老师在教室里"])
+    from jaiweb.comic.selectors import page_at
+
+    one, two = page_at(session=episode)["order"]
+    for panel in (one, two):
+        episode.refresh_from_db()
+        panel_lettering_set(
+            session=episode,
+            entry_id=panel,
+            edit={"caption": f"new words of {panel}"},
+            expected_leaf_id=episode.leaf_id,
+        )
+    episode.refresh_from_db()
+    page_layout_set(
+        session=episode, layout="splash", order=[two, one], expected_leaf_id=episode.leaf_id
+    )
+    episode.refresh_from_db()
+    want = ComicChanges(panels=2, layout="2x2", order=True)
+    assert rewind_preview_at(session=episode, target_id=drawn_at).comic == want
+    got = rewind_preview_of(
+        session=episode,
+        target_rows=branch_rows(session=episode, leaf_id=drawn_at, lazy=True),
+        leaf_rows=branch_rows(session=episode, lazy=True),
+    )
+    assert got.comic == want
+    client.force_login(alice)
+    body = client.get(f"/sessions/{episode.id}/entries/{drawn_at}/").content.decode()
+    assert body.count("The captions and bubbles of 2 panels go back to their words there.") == 2
+    assert "The pages go back to their layout there: 2×2 (four panels a page)" in body
+    assert 'data-change="order"' in body
+    zh = client.get(
+        f"/sessions/{episode.id}/entries/{drawn_at}/", HTTP_ACCEPT_LANGUAGE="zh-CN"
+    ).content.decode()
+    assert "2 格的旁白和对话气泡回到那时的文字。" in zh
