@@ -209,6 +209,15 @@ def in_order(items: Sequence[T], order: Sequence[str], key: Any) -> list[T]:
     return first + [item for item in items if key(item) not in named]
 
 
+def moved(order: Sequence[str], entry_id: str, step: int) -> list[str]:
+    """``order`` with ``entry_id`` moved ``step`` places (-1: one earlier, 1: one later),
+    never past either end; ``ValueError`` when ``order`` does not hold it."""
+    items = list(order)
+    at = items.index(entry_id)
+    items.insert(min(max(at + step, 0), len(items) - 1), items.pop(at))
+    return items
+
+
 @dataclass(frozen=True, slots=True)
 class ComicChanges:
     """What going from one app state to another puts back of the comic's layer: how many

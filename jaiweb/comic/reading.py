@@ -30,6 +30,7 @@ class ReadFrame:
     speech: tuple[tuple[str, str], ...]
     layer: PanelLayer | None = None
     src: str = ""
+    entry_id: str = ""  # the panel's entry: what a move in the reading order names
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ def reading_pages(panels: list[ComicPanel], layout: Layout) -> tuple[ReadPage, .
             panel.lettering.caption.strip(),
             _said(panel),
             panel_layer(panel.lettering, edited=False),
+            entry_id=panel.entry_id,
         )
         for n, panel in enumerate(panels, 1)
     ]

@@ -269,3 +269,45 @@ def test_the_newest_panel_shows_whole_after_each_turn(shared_studio, new_page, v
     wait_tree_has(page, branch_entry_ids(session_id))
     wait_until(lambda: newest(page)["count"] == 5, 10, "panel 5 on the strip")
     wait_until(lambda: newest(page)["whole"], 10, "panel 5 whole in view")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
+def test_read_mode_moves_a_panel_later_and_keeps_the_focus_on_it(shared_studio, new_page, viewport):
+    page = new_page()
+    page.set_viewport_size(viewport)
+    session_id = open_new_session(page, shared_studio.url, "arrange")
+    for scene in ("in the ring", "at the beach", "on a rooftop at night"):
+        run_with_approval(page, session_id, f"/draw Pig-Man {scene}")
+    wait_until(lambda: panels(page).count() == 3, 10, "three panels in the strip")
+    wait_page_at_leaf(page, session_id)
+    page.locator('[data-mode-target="read"]').click()
+    frames = page.locator("#reading [data-reading] .frame")
+    wait_until(lambda: frames.count() == 3, 10, "three frames in Read mode")
+    pictures = frames.locator("img").evaluate_all("els => els.map(i => i.getAttribute('src'))")
+    assert frames.first.locator('[data-action="move-earlier"]').is_disabled()
+    assert frames.last.locator('[data-action="move-later"]').is_disabled()
+    before = leaf_of(session_id)
+    frames.first.locator('[data-action="move-later"]').click()
+    wait_until(lambda: leaf_of(session_id) != before, 10, "the move kept")
+    order = [pictures[1], pictures[0], pictures[2]]
+    wait_until(
+        lambda: (
+            frames.locator("img").evaluate_all("els => els.map(i => i.getAttribute('src'))")
+            == order
+        ),
+        10,
+        "the first panel second on the page",
+    )
+    # the focus followed the panel: its "later" button, now under the second frame
+    wait_until(
+        lambda: page.evaluate(
+            "() => { const b = document.activeElement;"
+            " return b && b.dataset.action === 'move-later'"
+            " && b.closest('.frame').dataset.panel === '2'; }"
+        ),
+        5,
+        "the focus on the moved panel's button",
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    clean(page.locator(".studio").inner_text(), "Read mode with its order controls")
+    shot(page, f"read-arrange-{viewport['width']}")

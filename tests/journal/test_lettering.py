@@ -17,6 +17,7 @@ from journal.lettering import (
     edit_kind,
     in_order,
     lettering_in,
+    moved,
     page_choice,
     read,
     with_lettering,
@@ -129,3 +130,13 @@ def test_an_order_that_reads_the_same_is_no_change():
 
     before, after = {"page": {"order": ["p9", "p1"]}}, {"page": {"order": ["p1"]}}
     assert comic_changes(before, after, path, unread) == ComicChanges()
+
+
+def test_a_move_goes_one_place_and_never_past_either_end():
+    order = ["a", "b", "c"]
+    assert moved(order, "b", -1) == ["b", "a", "c"]
+    assert moved(order, "b", 1) == ["a", "c", "b"]
+    assert moved(order, "a", -1) == order and moved(order, "c", 1) == order
+    assert order == ["a", "b", "c"]  # not changed in place
+    with pytest.raises(ValueError):
+        moved(order, "z", 1)
