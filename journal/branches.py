@@ -21,6 +21,7 @@ from journal.entries import (
     ToolCall,
     ToolResultMessage,
 )
+from journal.lettering import ComicChanges, comic_changes
 from journal.variants import choices_of
 
 CHARACTER_FIELDS = ("buff", "skill", "mood")
@@ -166,6 +167,8 @@ class RewindPreview:
     stays: Effects
     # variant sets whose chosen variant differs there (journal/variants.py)
     choices: int = 0
+    # the panels' words, the layout and the order that differ there (journal/lettering.py)
+    comic: ComicChanges = field(default_factory=ComicChanges)
 
     @property
     def story_only_changes(self) -> list[Change]:
@@ -185,6 +188,12 @@ def rewind_preview(
         left_behind=len(comparison.left.entries),
         stays=comparison.left.effects,
         choices=choices_changed(comparison.left.state, comparison.right.state),
+        comic=comic_changes(
+            comparison.left.state,
+            comparison.right.state,
+            [e.id for e in target],
+            lambda: [e.id for e in target if panel_image_of(e)],
+        ),
     )
 
 

@@ -10,7 +10,8 @@ order out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -206,3 +207,50 @@ def in_order(items: Sequence[T], order: Sequence[str], key: Any) -> list[T]:
     first = [by_key[k] for k in order if k in by_key]
     named = set(order)
     return first + [item for item in items if key(item) not in named]
+
+
+def moved(order: Sequence[str], entry_id: str, step: int) -> list[str]:
+    """``order`` with ``entry_id`` moved ``step`` places (-1: one earlier, 1: one later),
+    never past either end; ``ValueError`` when ``order`` does not hold it."""
+    items = list(order)
+    at = items.index(entry_id)
+    items.insert(min(max(at + step, 0), len(items) - 1), items.pop(at))
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class ComicChanges:
+    """What going from one app state to another puts back of the comic's layer: how many
+    panels' words (caption or bubbles) change, the layout the pages go to (None: the
+    same), and whether the panels' order changes."""
+
+    panels: int = 0
+    layout: str | None = None
+    order: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.panels or self.layout or self.order)
+
+
+def comic_changes(
+    before: Mapping[str, Any] | None,
+    after: Mapping[str, Any] | None,
+    path_ids: Sequence[str],
+    panel_ids: Callable[[], Sequence[str]],
+) -> ComicChanges:
+    """What of the comic's layer differs from ``before`` to ``after`` on a path
+    (``path_ids``: its entry ids; a panel off it is not read there, so its words do not
+    count). ``panel_ids`` gives the path's panels in order; it is called only when the two
+    orders name different panels, to tell whether they read differently."""
+    on_path = set(path_ids)
+    old, new = lettering_in(before), lettering_in(after)
+    panels = sum(1 for e in (set(old) | set(new)) & on_path if old.get(e) != new.get(e))
+    old_page, new_page = page_choice(before), page_choice(after)
+    layout = new_page.layout if new_page.layout != old_page.layout else None
+    old_order = [e for e in old_page.order if e in on_path]
+    new_order = [e for e in new_page.order if e in on_path]
+    order = False
+    if old_order != new_order:  # they may still read the same: [p1, p2] is no order there
+        ids = list(panel_ids())
+        order = in_order(ids, old_order, key=str) != in_order(ids, new_order, key=str)
+    return ComicChanges(panels, layout, order)

@@ -113,6 +113,9 @@ def preview_rewind(request: HttpRequest, session_id: str, entry_id: str):
         "left_behind": preview.left_behind,
         "stays": asdict(preview.stays),
         "choices": preview.choices,
+        "lettering": preview.comic.panels,
+        "layout": preview.comic.layout,
+        "order": preview.comic.order,
     }
 
 

@@ -444,6 +444,13 @@ class RewindPreviewOut(Schema):
     choices: int = Field(
         default=0, description="panels drawn as variants whose chosen variant differs there"
     )
+    lettering: int = Field(
+        default=0, description="panels whose caption or bubbles differ there (they go back)"
+    )
+    layout: str | None = Field(
+        default=None, description="the page layout there, when it differs; null: the same"
+    )
+    order: bool = Field(default=False, description="the panels' order differs there")
 
 
 class AppStateOut(Schema):

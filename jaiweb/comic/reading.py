@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from jaiweb.comic.exports import comic_panels
+from jaiweb.comic.selectors import PanelLayer, panel_layer
 from jaiweb.store.models import ComicSession
 from journal.pages import ComicPanel, Layout, layout_named
 
@@ -20,13 +21,16 @@ from journal.pages import ComicPanel, Layout, layout_named
 @dataclass(frozen=True, slots=True)
 class ReadFrame:
     """One panel on a page: its place on the branch (from 1), its picture (None: missing,
-    drawn as an empty frame), where the page loads it from, and its words."""
+    drawn as an empty frame), its words, the layer that draws its bubbles over the picture
+    (the studio strip's), and where the page loads the picture from."""
 
     number: int
     image_id: str | None
     caption: str
     speech: tuple[tuple[str, str], ...]
+    layer: PanelLayer | None = None
     src: str = ""
+    entry_id: str = ""  # the panel's entry: what a move in the reading order names
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +65,17 @@ class Reading:
 
 
 def reading_pages(panels: list[ComicPanel], layout: Layout) -> tuple[ReadPage, ...]:
-    """``panels`` in reading order, ``layout.per_page`` to a page."""
+    """``panels`` in reading order, ``layout.per_page`` to a page, each with the bubbles
+    the studio's strip draws over its picture."""
     frames = [
-        ReadFrame(n, panel.image_id, panel.lettering.caption.strip(), _said(panel))
+        ReadFrame(
+            n,
+            panel.image_id,
+            panel.lettering.caption.strip(),
+            _said(panel),
+            panel_layer(panel.lettering, edited=False),
+            entry_id=panel.entry_id,
+        )
         for n, panel in enumerate(panels, 1)
     ]
     step = layout.per_page

@@ -24,6 +24,7 @@ from journal.lettering import (
     PageChoice,
     PanelLettering,
     UnreadableLettering,
+    moved,
     page_choice,
     read,
     with_lettering,
@@ -113,3 +114,24 @@ def page_layout_set(
     return state_edit_append(
         session=session, state=value, expected_leaf_id=expected_leaf_id, now=now
     )
+
+
+def panel_move(
+    *,
+    session: ComicSession,
+    entry_id: str,
+    step: int,
+    expected_leaf_id: str | None,
+    now: datetime | None = None,
+) -> dict:
+    """Move a panel one place earlier (``step`` -1) or later (1) in the reading order; the
+    whole order is kept (``page_layout_set``). ``UnknownEntry`` for a panel not on the
+    branch, ``InvalidEntry`` for a move past either end."""
+    panels, _layout, _when = comic_panels(session=session, leaf_id=expected_leaf_id)
+    order = [p.entry_id for p in panels]
+    if entry_id not in order:
+        raise UnknownEntry(entry_id)
+    new = moved(order, entry_id, step)
+    if new == order:
+        raise InvalidEntry("this panel is already at that end of the order")
+    return page_layout_set(session=session, order=new, expected_leaf_id=expected_leaf_id, now=now)

@@ -36,6 +36,15 @@ TOOLS = {
     "place_panel": _("put a panel from another branch here"),
 }
 
+# How each page layout is named in the strip's choice and the rewind preview
+# (journal.pages.LAYOUTS).
+LAYOUT_LABELS = {
+    "2x2": _("2×2 (four panels a page)"),
+    "3-tier": _("3 tiers (six panels a page)"),
+    "strip": _("Strip (two panels a page)"),
+    "splash": _("Splash (one panel a page)"),
+}
+
 # The stored default of each character field (journal.appstate), shown as a placeholder.
 _DEFAULTS = {name: field.default for name, field in Character.model_fields.items()}
 _ENGLISH = DEFAULT_STATE["en"]
@@ -107,3 +116,8 @@ def draw_offer(reply: str) -> tuple[str, str] | None:
     typed; None for any other reply."""
     found = DRAW_OFFER.match(reply or "")
     return (found.group("text"), found.group("line")) if found else None
+
+
+def layout_label(name: str) -> str:
+    """A page layout's name in the viewer's words (an unknown one as it is)."""
+    return str(LAYOUT_LABELS.get(name, name))

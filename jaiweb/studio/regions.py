@@ -15,7 +15,6 @@ from typing import Any
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import translation
-from django.utils.translation import gettext_lazy
 
 from jaiweb.commands.status import UNREAD
 from jaiweb.live.push import regions_answered
@@ -26,6 +25,7 @@ from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
+from jaiweb.studio.labels import LAYOUT_LABELS
 from jaiweb.studio.pass_counts import read_count
 from jaiweb.studio.selectors.characters import characters_of
 from jaiweb.studio.selectors.rewinds import back_target_of
@@ -36,14 +36,6 @@ from jaiweb.studio.tree import active_path_view
 from journal.lettering import LAYOUT_NAMES
 from journal.pages import layout_in
 from journal.variants import choices_of
-
-# How each page layout is named in the strip's choice (journal.pages.LAYOUTS).
-LAYOUT_LABELS = {
-    "2x2": gettext_lazy("2×2 (four panels a page)"),
-    "3-tier": gettext_lazy("3 tiers (six panels a page)"),
-    "strip": gettext_lazy("Strip (two panels a page)"),
-    "splash": gettext_lazy("Splash (one panel a page)"),
-}
 
 REGIONS = (
     "tree",

@@ -143,6 +143,11 @@ urlpatterns = [
         lettering.page_layout_view,
         name="studio-page-layout",
     ),
+    path(
+        "sessions/<str:session_id>/page-order",
+        lettering.panel_move_view,
+        name="studio-page-order",
+    ),
     path("sessions/<str:session_id>/episode.html", files.episode_export, name="studio-episode"),
     path(
         "sessions/<str:session_id>/comic.<str:fmt>",

@@ -463,6 +463,26 @@
     clearTimeout(timer);
     timer = setTimeout(load, 250); // a run's facts come in bursts: one read after it
   });
+  // A panel moved earlier or later: the pages are read again, and the focus stays on the
+  // same panel's button (its other one once it reached an end), not lost at the page top.
+  var moved = null;
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("#reading .arrange button");
+    if (!button) return;
+    moved = { entry: button.form.dataset.entryId, action: button.dataset.action };
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    if (!moved || !e.detail || !e.detail.target || e.detail.target.id !== "reading") return;
+    var form = box().querySelector('.arrange[data-entry-id="' + CSS.escape(moved.entry) + '"]');
+    var action = moved.action;
+    moved = null;
+    if (!form) return;
+    var buttons = Array.prototype.filter.call(form.querySelectorAll("button"), function (b) {
+      return !b.disabled;
+    });
+    var same = buttons.filter(function (b) { return b.dataset.action === action; })[0];
+    (same || buttons[0] || form).focus();
+  });
 })();
 
 // --- the newest panel in view. After a turn the strip scrolls to its newest panel, clear

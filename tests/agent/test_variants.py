@@ -3,6 +3,8 @@ key, seed, charge and picture, approved once for the whole set's cost."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from jaiweb.agent.providers.offline import OfflineDirector
@@ -83,3 +85,36 @@ def test_approve_and_auto_covers_the_set_and_later_draws(harness, media):
     assert [r.type for r in harness.records(op)].count("approval_requested") == 1
     assert len(draws(harness, op)) == 3
     assert LedgerEntry.objects.filter(kind="charge").count() == 3
+
+
+def test_list_panels_lists_the_variant_chosen_and_not_the_others(harness, media):
+    from jaiweb.commands.variants import variant_choose
+    from journal.entries import MessageEntry, ToolResultMessage
+
+    op = harness.prompt(EN)
+    harness.run(OfflineDirector(), sleep=decide_when_asked(op, ("approved", False)))
+    harness.session.refresh_from_db()
+    [variant_set] = sets_on(branch_get(session=harness.session))
+    variant_choose(
+        session=harness.session,
+        entry_id=variant_set.id,
+        variant=2,
+        expected_leaf_id=harness.session.leaf_id,
+    )
+    harness.session.refresh_from_db()
+    harness.prompt("/panels")
+    assert harness.run(OfflineDirector()) == "finished"
+    harness.session.refresh_from_db()
+    [listed] = [
+        e.message
+        for e in branch_get(session=harness.session)
+        if isinstance(e, MessageEntry)
+        and isinstance(e.message, ToolResultMessage)
+        and e.message.tool_name == "list_panels"
+    ]
+    second = variant_set.members[1]
+    assert [p["entry_id"] for p in listed.details["panels"]] == [second]
+    [panel] = listed.details["panels"]
+    assert (panel["variant"], panel["of"]) == (2, 3)
+    assert re.findall(r"^\d+\. img_\w+", listed.content, re.M) == [f"1. {panel['image_id']}"]
+    assert listed.content.startswith(f"1. {panel['image_id']} (variant 2 of 3, the one chosen): ")

@@ -167,3 +167,16 @@ def test_a_stale_leaf_is_409_another_users_session_or_an_unknown_panel_404(drawn
     assert bad_order.status_code == 422
     assert as_alice.post(f"/sessions/{drawn.id}/page", {"layout": "3x3"}).status_code == 422
     assert entry_count(drawn) == count
+
+
+def test_the_rewind_preview_says_which_words_and_layout_go_back(drawn, as_alice):
+    before_leaf = drawn.leaf_id
+    first = panels_of(as_alice, drawn.id)[0]
+    r = as_alice.post(f"/sessions/{drawn.id}/entries/{first}/lettering", {"caption": "new"})
+    assert r.status_code == 200, r.content
+    assert as_alice.post(f"/sessions/{drawn.id}/page", {"layout": "strip"}).status_code == 200
+    preview = as_alice.get(f"/sessions/{drawn.id}/entries/{before_leaf}/rewind-preview").json()
+    assert (preview["lettering"], preview["layout"], preview["order"]) == (1, "2x2", False)
+    leaf = as_alice.get(f"/sessions/{drawn.id}").json()["leaf_id"]
+    same = as_alice.get(f"/sessions/{drawn.id}/entries/{leaf}/rewind-preview").json()
+    assert (same["lettering"], same["layout"], same["order"]) == (0, None, False)

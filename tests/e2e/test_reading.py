@@ -1,8 +1,9 @@
 """The comic as readers see it, in Chromium: the studio's Read mode, a share link and the
 exported episode page show panels, captions and speech, and no cost, no credits, no
-"approve" and no "[offline director]", in both languages. And after each turn the strip
-shows its newest panel, clear of the sticky prompt box, at desktop and phone widths,
-unless the reader scrolled away from it."""
+"approve" and no "[offline director]", in both languages; in every page layout, the speech
+bubbles sit over the pictures while screen readers get the words as text. And after each
+turn the strip shows its newest panel, clear of the sticky prompt box, at desktop and phone
+widths, unless the reader scrolled away from it."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from tests.support.browser import (
     run_with_approval,
     send_prompt,
     shot,
+    wait_page_at_leaf,
     wait_run_finished,
     wait_tree_has,
     wait_until,
     wait_ws_open,
 )
+from tests.support.stories import FINISHER, LAXATIVE, LOLLIPOP
 
 pytestmark = [
     pytest.mark.slow,
@@ -140,6 +143,87 @@ def test_read_mode_a_share_link_and_the_episode_page_show_no_billing_talk(
     clean(page.locator(".studio").inner_text(), f"Read mode after a live turn ({language})")
 
 
+# Each frame's picture and the boxes of the bubbles drawn over it, in page pixels.
+FRAMES = """() => [...document.querySelectorAll('[data-reading] .frame')].map(f => {
+  const box = e => {
+    const r = e.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
+  return {art: box(f.querySelector('.art')),
+          bubbles: [...f.querySelectorAll('svg.lettering .bubble rect')].map(box)};
+})"""
+
+
+CHOOSE = """(select, layout) => {
+  select.value = layout;
+  select.form.querySelector('[data-action="choose-layout"]').click();
+}"""
+
+
+def leaf_of(session_id: str) -> str:
+    from jaiweb.store.models import ComicSession
+
+    return ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id)
+
+
+def inside(inner: list[float], outer: list[float]) -> bool:
+    left, top, right, bottom = inner
+    return (
+        left >= outer[0] - 1
+        and top >= outer[1] - 1
+        and right <= outer[2] + 1
+        and bottom <= outer[3] + 1
+    )
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
+def test_read_mode_draws_the_bubbles_over_the_pictures_in_every_layout(
+    shared_studio, new_page, viewport
+):
+    base = shared_studio.url
+    page = new_page()
+    session_id = open_new_session(page, base, "bubbles")
+    for text in (LOLLIPOP, LAXATIVE, FINISHER):
+        run_with_approval(page, session_id, text)
+    wait_page_at_leaf(page, session_id)
+    wait_until(lambda: panels(page).count() == 3, 10, "three panels in the strip")
+    reader = new_page(page.context)
+    reader.set_viewport_size(viewport)
+    for layout in ("strip", "2x2", "3-tier", "splash"):
+        before = leaf_of(session_id)
+        # chosen and sent at once: the strip may be drawn again (the last write's echo)
+        # between a choice and a click, and that would put the old layout back in the form
+        page.locator('select[data-action="page-layout"]').evaluate(CHOOSE, layout)
+        wait_until(lambda b=before: leaf_of(session_id) != b, 10, f"the {layout} layout kept")
+        wait_page_at_leaf(page, session_id)
+        reader.goto(f"{base}/sessions/{session_id}/read")
+        reading = reader.locator(f'[data-reading][data-layout="{layout}"]')
+        reading.wait_for()
+        wait_until(
+            lambda reading=reading: reading.locator("img").evaluate_all(
+                "els => els.length === 3 && els.every(i => i.complete && i.naturalWidth > 0)"
+            ),
+            15,
+            "the three pictures",
+        )
+        frames = reader.evaluate(FRAMES)
+        assert len(frames) == 3, layout
+        bubbles = [(f["art"], b) for f in frames for b in f["bubbles"]]
+        assert bubbles, f"no bubble drawn in {layout}"
+        for art, bubble in bubbles:
+            assert inside(bubble, art), (layout, bubble, art)
+        assert reader.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        # the layer is for the eye; screen readers read each bubble's words once, whole
+        hidden = "els => els.every(e => e.getAttribute('aria-hidden') === 'true')"
+        assert reading.locator("svg.lettering").evaluate_all(hidden)
+        said = reading.locator("figcaption .speech q").all_text_contents()
+        assert len(said) >= len(bubbles) > 0
+        tree = reading.aria_snapshot()
+        for words in said:
+            assert words in tree, (layout, words)
+        shot(reader, f"read-bubbles-{layout}-{viewport['width']}")
+
+
 # Where the newest panel is, and whether anything covers its top or bottom edge.
 NEWEST = """() => {
   const all = document.querySelectorAll('#strip [data-panel]');
@@ -189,3 +273,45 @@ def test_the_newest_panel_shows_whole_after_each_turn(shared_studio, new_page, v
     wait_tree_has(page, branch_entry_ids(session_id))
     wait_until(lambda: newest(page)["count"] == 5, 10, "panel 5 on the strip")
     wait_until(lambda: newest(page)["whole"], 10, "panel 5 whole in view")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
+def test_read_mode_moves_a_panel_later_and_keeps_the_focus_on_it(shared_studio, new_page, viewport):
+    page = new_page()
+    page.set_viewport_size(viewport)
+    session_id = open_new_session(page, shared_studio.url, "arrange")
+    for scene in ("in the ring", "at the beach", "on a rooftop at night"):
+        run_with_approval(page, session_id, f"/draw Pig-Man {scene}")
+    wait_until(lambda: panels(page).count() == 3, 10, "three panels in the strip")
+    wait_page_at_leaf(page, session_id)
+    page.locator('[data-mode-target="read"]').click()
+    frames = page.locator("#reading [data-reading] .frame")
+    wait_until(lambda: frames.count() == 3, 10, "three frames in Read mode")
+    pictures = frames.locator("img").evaluate_all("els => els.map(i => i.getAttribute('src'))")
+    assert frames.first.locator('[data-action="move-earlier"]').is_disabled()
+    assert frames.last.locator('[data-action="move-later"]').is_disabled()
+    before = leaf_of(session_id)
+    frames.first.locator('[data-action="move-later"]').click()
+    wait_until(lambda: leaf_of(session_id) != before, 10, "the move kept")
+    order = [pictures[1], pictures[0], pictures[2]]
+    wait_until(
+        lambda: (
+            frames.locator("img").evaluate_all("els => els.map(i => i.getAttribute('src'))")
+            == order
+        ),
+        10,
+        "the first panel second on the page",
+    )
+    # the focus followed the panel: its "later" button, now under the second frame
+    wait_until(
+        lambda: page.evaluate(
+            "() => { const b = document.activeElement;"
+            " return b && b.dataset.action === 'move-later'"
+            " && b.closest('.frame').dataset.panel === '2'; }"
+        ),
+        5,
+        "the focus on the moved panel's button",
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    clean(page.locator(".studio").inner_text(), "Read mode with its order controls")
+    shot(page, f"read-arrange-{viewport['width']}")

@@ -8,13 +8,16 @@ from journal.lettering import (
     CAPTION_MAX,
     SPEECH_MAX,
     Bubble,
+    ComicChanges,
     LetteringEdit,
     PageChoice,
     PanelLettering,
     UnreadableLettering,
+    comic_changes,
     edit_kind,
     in_order,
     lettering_in,
+    moved,
     page_choice,
     read,
     with_lettering,
@@ -98,3 +101,42 @@ def test_an_edit_is_named_by_what_it_changed():
     assert edit_kind(words, pages) == "page"
     assert edit_kind(pages, {**pages, "permission_mode": "auto"}) == "characters"
     assert edit_kind(None, base) == "characters"
+
+
+def test_comic_changes_count_the_panels_of_the_path_whose_words_differ():
+    words = {"caption": "old"}
+    before = {
+        "lettering": {"p1": words, "p2": {"caption": "new"}, "gone": words},
+        "page": {"layout": "strip", "order": ["p2", "p1"]},
+    }
+    after = {"lettering": {"p1": words}, "page": {"layout": "2x2", "order": []}}
+    # p2's words go back to its script's; "gone" is no panel of the path: not counted
+    got = comic_changes(before, after, ["u", "p1", "a", "p2"], lambda: ["p1", "p2"])
+    assert got == ComicChanges(panels=1, layout="2x2", order=True) and got
+    assert comic_changes(after, after, ["p1", "p2"], list) == ComicChanges()
+    assert not comic_changes(None, {}, ["p1"], list)
+
+
+def test_an_order_that_reads_the_same_is_no_change():
+    path, panels = ["p1", "x", "p2", "p3"], lambda: ["p1", "p2", "p3"]
+    # naming the panels in the branch's own order reads as naming none
+    same = comic_changes({"page": {"order": ["p1", "p2"]}}, {}, path, panels)
+    assert same == ComicChanges()
+    moved = comic_changes({"page": {"order": ["p3"]}}, {}, path, panels)
+    assert moved == ComicChanges(order=True)
+
+    def unread() -> list[str]:
+        raise AssertionError("the panels are read only when the orders differ")
+
+    before, after = {"page": {"order": ["p9", "p1"]}}, {"page": {"order": ["p1"]}}
+    assert comic_changes(before, after, path, unread) == ComicChanges()
+
+
+def test_a_move_goes_one_place_and_never_past_either_end():
+    order = ["a", "b", "c"]
+    assert moved(order, "b", -1) == ["b", "a", "c"]
+    assert moved(order, "b", 1) == ["a", "c", "b"]
+    assert moved(order, "a", -1) == order and moved(order, "c", 1) == order
+    assert order == ["a", "b", "c"]  # not changed in place
+    with pytest.raises(ValueError):
+        moved(order, "z", 1)

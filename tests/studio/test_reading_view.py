@@ -125,3 +125,36 @@ def test_read_mode_is_the_owners_and_staffs_only(client, bob, episode):
     assert client.get(f"/sessions/{episode.id}/read", **HTMX).status_code == 404
     anonymous = Client().get(f"/sessions/{episode.id}/read")
     assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+
+
+def test_the_bubbles_are_drawn_over_the_picture_and_said_as_text(client, alice, episode):
+    from jaiweb.comic.selectors import comic_panels_at
+    from jaiweb.comic.services import panel_lettering_set
+
+    prompt_submit(session=episode, user=alice, text="/draw Pig-Man in the ring")
+    run_pending()
+    episode.refresh_from_db()
+    entry_id = comic_panels_at(session=episode)[0].entry_id
+    bubbles = [
+        {"character": "猪猪侠", "text": "<b>Hi</b> & bye", "x": 0.2, "y": 0.1},
+        {"character": "", "text": "超级棒棒糖，能量满满！"},
+    ]
+    panel_lettering_set(
+        session=episode,
+        entry_id=entry_id,
+        edit={"speech": bubbles},
+        expected_leaf_id=episode.leaf_id,
+    )
+    client.force_login(alice)
+    html = client.get(f"/sessions/{episode.id}/read", **HTMX).content.decode()
+    art = re.search(r'<div class="art">(.*?)</div>', html, re.S).group(1)
+    layer = re.search(r"<svg class=\"lettering\"[^>]*>", art).group(0)
+    assert 'aria-hidden="true"' in layer  # drawn for the eye
+    assert art.count('class="bubble"') == 2 and "hx-get" not in art  # not the strip's editor
+    assert "<b>" not in html and "&lt;b&gt;Hi&lt;/b&gt; &amp; bye" in art
+    words = re.search(r'<figcaption class="words">(.*?)</figcaption>', html, re.S).group(1)
+    said = re.findall(r'<p class="speech visually-hidden">(.*?)</p>', words, re.S)
+    assert len(said) == 2
+    assert '<span class="speaker">猪猪侠</span>' in said[0]
+    assert "<q>&lt;b&gt;Hi&lt;/b&gt; &amp; bye</q>" in said[0]
+    assert "<q>超级棒棒糖，能量满满！</q>" in said[1]

@@ -31,6 +31,11 @@ def is_default(value, field: str) -> bool:
 
 
 @register.filter
+def layout_label(name: str) -> str:
+    return labels.layout_label(name)
+
+
+@register.filter
 def permission_mode_label(mode: str) -> str:
     return labels.permission_mode_label(mode)
 

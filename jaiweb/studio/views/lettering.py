@@ -10,13 +10,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from jaiweb.comic.selectors import panel_layer, panel_lettering_at
-from jaiweb.comic.services import page_layout_set, panel_lettering_set
+from jaiweb.comic.services import page_layout_set, panel_lettering_set, panel_move
 from jaiweb.store.errors import InvalidEntry, StoreError
 from jaiweb.studio.views.access import own_session
-from jaiweb.studio.views.answers import write_done, write_refused
+from jaiweb.studio.views.answers import input_refused, write_done, write_refused
 from journal.errors import UnknownEntry
 from journal.lettering import BUBBLES_MAX, CAPTION_MAX, SPEECH_MAX
 from journal.pages import Lettering
@@ -112,7 +113,8 @@ def lettering_view(request: HttpRequest, session_id: str, entry_id: str) -> Http
 @require_POST
 def page_layout_view(request: HttpRequest, session_id: str) -> HttpResponse:
     """Choose the page layout (``layout``) the exports and Read mode use. The reading
-    order is rearranged through the API (``POST /api/v1/sessions/{id}/page``)."""
+    order is rearranged in Read mode (``panel_move_view``) and through the API
+    (``POST /api/v1/sessions/{id}/page``)."""
     session = own_session(request, session_id, write=True)
     try:
         page_layout_set(
@@ -120,6 +122,32 @@ def page_layout_view(request: HttpRequest, session_id: str) -> HttpResponse:
             layout=request.POST.get("layout", ""),
             expected_leaf_id=request.POST.get("expected_leaf_id") or None,
         )
+    except StoreError as exc:
+        return write_refused(request, session, exc)
+    return write_done(request, session)
+
+
+MOVES = {"earlier": -1, "later": 1}
+
+
+@login_required
+@require_POST
+def panel_move_view(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Move a panel (``entry_id``) one place ``earlier`` or ``later`` in the reading order
+    (``move``), from Read mode: free, and it rolls back with a rewind."""
+    session = own_session(request, session_id, write=True)
+    step = MOVES.get(request.POST.get("move", ""))
+    if step is None:
+        return input_refused(request, session, _("Say which way to move the panel."))
+    try:
+        panel_move(
+            session=session,
+            entry_id=request.POST.get("entry_id", ""),
+            step=step,
+            expected_leaf_id=request.POST.get("expected_leaf_id") or None,
+        )
+    except UnknownEntry:
+        raise Http404("no such panel on the active branch") from None
     except StoreError as exc:
         return write_refused(request, session, exc)
     return write_done(request, session)

@@ -115,9 +115,14 @@ def strip_part(request: HttpRequest, session_id: str) -> HttpResponse:
 def read_view(request: HttpRequest, session_id: str) -> HttpResponse:
     """The studio's Read mode: the active branch as its readers see it, in pages. The
     studio page asks for the pages alone (htmx) and swaps them in; the address opened by
-    itself is a page of its own, with a way back to the studio."""
+    itself is a page of its own, with a way back to the studio. In the studio, the owner
+    can move each panel earlier or later in the reading order."""
     session = own_session(request, session_id)
-    ctx = {"session": session, "reading": studio_reading(session=session)}
+    ctx = {
+        "session": session,
+        "reading": studio_reading(session=session),
+        "arrange": is_htmx(request) and session.owner_id == request.user.pk,
+    }
     template = "studio/reading/pages.html" if is_htmx(request) else "studio/read.html"
     return render(request, template, ctx)
 
