@@ -23,7 +23,7 @@ from tests.support.browser import (
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.one_pass("postgres"),  # on the deployment's stack (docs/TESTING.md)
+    pytest.mark.one_pass("sqlite"),  # the embedded studio (docs/TESTING.md)
 ]
 PASSWORD = "credit-Pass-71"
 
