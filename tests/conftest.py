@@ -85,6 +85,16 @@ def _release_journal_rows(connection) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _the_default_language():
+    """Each test starts in the site's default language: a request in Chinese leaves its
+    language active on the thread, and the next test would render in it."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _journal_flush_allowed(request):
     """Transactional tests end with a flush of every table, which the triggers would refuse."""
     marker = request.node.get_closest_marker("django_db")
