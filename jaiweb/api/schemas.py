@@ -26,7 +26,7 @@ from jaiweb.agent.tools.character import max_length
 from journal.appstate import IMAGE_ID_PATTERN, AppState, Seed
 from journal.entries import AppStateEntry, BranchEntry, CompactionEntry, MessageEntry
 from journal.jsonvalues import TEXT_RULE, Id, JsonObject, Text, check_text, whole_number
-from journal.lettering import BUBBLES_MAX, CAPTION_MAX, NAME_MAX, ORDER_MAX, SPEECH_MAX
+from journal.lettering import BUBBLES_MAX, CAPTION_MAX, NAME_MAX, ORDER_MAX, SPEECH_MAX, EntryId
 from journal.records import Record
 from journal.recovery import Verdict
 from journal.variants import VARIANTS_MAX, VARIANTS_MIN
@@ -638,7 +638,7 @@ class PageIn(BodyIn):
     model_config = {"json_schema_extra": at_least_one_of("layout", "order")}
 
     layout: Literal["2x2", "3-tier", "strip", "splash"] | None = None
-    order: list[Id] | None = Field(default=None, max_length=ORDER_MAX)
+    order: list[EntryId] | None = Field(default=None, max_length=ORDER_MAX)
     expected_leaf_id: Id | None = Field(
         default=None, description="the leaf the caller saw; refused (409) when it moved"
     )
