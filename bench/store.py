@@ -65,12 +65,12 @@ PROMPTS = [
 CHARACTERS = ["猪猪侠", "波比", "超人强", "菲菲"]
 
 
-
 def db_datetime(value):
     """A datetime as the ORM itself would store it, for the raw SQL this bench sends."""
     from django.db import connection
 
     return connection.ops.adapt_datetimefield_value(value)
+
 
 def realistic(i: int, eid: str, parent: str | None, ts: datetime):
     """The i-th entry of a realistic 9-entry cycle; an app_state is the 8th of each cycle."""

@@ -199,9 +199,7 @@ def _as_initial_look(lines: list[dict], image_id: str) -> list[dict]:
     return lines
 
 
-@pytest.mark.parametrize(
-    "poison", [_as_place_panel, _in_tool_arguments, _as_initial_look]
-)
+@pytest.mark.parametrize("poison", [_as_place_panel, _in_tool_arguments, _as_initial_look])
 def test_her_id_in_any_field_that_holds_an_image_is_refused(alice, bob, hers, media, poison):
     _, her_image, her_path = hers
     lines = poison(without_records(exported(bob, drawn_session(bob, "Bob's"))), her_image)

@@ -252,8 +252,7 @@ def _edit_refusal(model: str, body: dict[str, Any]) -> dict | None:
         )
     if model == "dall-e-3":
         return openai_error(
-            "Invalid value: 'dall-e-3'. Supported values are: 'dall-e-2' and the GPT image "
-            "models.",
+            "Invalid value: 'dall-e-3'. Supported values are: 'dall-e-2' and the GPT image models.",
             type="invalid_request_error",
             param="model",
             code="invalid_value",

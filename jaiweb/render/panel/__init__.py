@@ -418,5 +418,3 @@ def _name_tag(member: Member, feet: float, frame: Frame) -> str:
         badge = fit(buff, 140, 26, largest=11, smallest=8)
         out += text_block(badge, x, y + name.height + 8, anchor="middle", extra=' fill="#333"')
     return out
-
-
