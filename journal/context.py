@@ -37,27 +37,38 @@ def derive_messages(
       context the provider sees is always well formed.
     """
     path = branch_of(index_or_entries, leaf_id)
-    start = 0
-    out: list[ContextMessage] = []
-    for pos in range(len(path) - 1, -1, -1):
-        entry = path[pos]
-        if entry.type == "compaction":
-            out.append(SummaryMessage(content=entry.summary))
-            start = _kept_start(path, pos, entry.first_kept_entry_id)
-            break
+    out, compaction = _messages(path)
+    if compaction is not None:  # only the latest compaction on the path counts
+        pos = next(i for i in range(len(path) - 1, -1, -1) if path[i] is compaction)
+        out, _ = _messages(path[_kept_start(path, pos, compaction.first_kept_entry_id) :])
+        out.insert(0, SummaryMessage(content=compaction.summary))
+    return out
 
-    pending: list[ToolCall] = []  # calls of the last assistant message still unanswered
+
+def _messages(path: list[Entry]) -> tuple[list[ContextMessage], Entry | None]:
+    """The messages of ``path``, each tool call answered once, and the path's last
+    compaction (None when it has none). One pass, since this runs for every model call on
+    paths as deep as a session grows."""
+    out: list[ContextMessage] = []
     keep = out.append
-    for entry in path[start:] if start else path:
-        if entry.type != "message":
+    pending: list[ToolCall] = []  # calls of the last assistant message still unanswered
+    compaction = None
+    for entry in path:
+        kind = entry.type
+        if kind != "message":
+            if kind == "compaction":
+                compaction = entry
             continue
         message = entry.message
         role = message.role
         if role == "tool_result":
-            answered = next((c for c in pending if c.id == message.tool_call_id), None)
-            if answered is not None:
-                pending.remove(answered)
-                keep(message)
+            if pending:
+                call_id = message.tool_call_id
+                for i, call in enumerate(pending):
+                    if call.id == call_id:
+                        del pending[i]
+                        keep(message)
+                        break
             continue
         if pending:
             _close(pending, out)
@@ -65,7 +76,7 @@ def derive_messages(
         if role == "assistant" and message.tool_calls:
             pending = list(message.tool_calls)
     _close(pending, out)
-    return out
+    return out, compaction
 
 
 def _close(pending: list[ToolCall], out: list[ContextMessage]) -> None:
