@@ -32,6 +32,9 @@ PT_PER_PX = 72 / PAGE_DPI
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest a ZIP entry can say: no clock in the file
 PDF_JOINED = 64  # page files joined at once: qpdf keeps each open until the join is written
 FPDF_SUBSET_TAG = "MPDFAA"  # the tag fpdf2 gives every font subset it writes
+# Tables of the lettering font fpdf2 never reads (it writes horizontal text, unshaped):
+# left out of the cut-down font, so that no page's document subsets them again.
+_UNUSED_TABLES = ["BASE", "GDEF", "GPOS", "GSUB", "vhea", "vmtx", "VORG"]
 # What a frame's picture is, given its panel's image id and the art box's size (None: empty).
 Pictures = Callable[[str | None, int, int], Any]
 
@@ -183,6 +186,7 @@ def _lettering_subset(font: LetteringFont, pages: Sequence[Page], path: Path) ->
 
     face = ttLib.TTFont(font.path, fontNumber=font.index, lazy=True)
     options = subset.Options(notdef_outline=True, recommended_glyphs=True, layout_features=[])
+    options.drop_tables += _UNUSED_TABLES
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=_lettered(pages))
     subsetter.subset(face)
