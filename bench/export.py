@@ -13,8 +13,8 @@ draws the export above its resident set size just before (Linux's VmHWM, reset t
 /proc/self/clear_refs). That for branches of several sizes (``--memory-panels``), beside
 one page's composition measured the same way in the same run: page 1 drawn as a Pillow
 image and written as a PNG, what every export does once per page. Memory that does not
-grow with the pages stays near that, whatever the branch. docs/EXPORTS.md ("Time") has
-the last figures.
+grow with the pages stays near that, whatever the branch. docs/EXPORTS.md ("Time" and
+"Memory") has the last figures.
 
     .venv/bin/python bench/export.py                  # 100 panels; memory at 4 to 400
     .venv/bin/python bench/export.py --panels 40 --repeat 1 --memory-panels 4,40
