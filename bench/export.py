@@ -4,16 +4,30 @@
 Prints each export's time (and the CPU time it took, which a loaded machine moves less),
 size and pages beside the time to read the panels' bytes from disk (the floor no export
 can go under), and the peak memory Python allocated during each export (tracemalloc),
-made as bytes and written into a file, for a quarter of the branch and for all of it,
-to show how memory grows with the pages. docs/EXPORTS.md ("Time") has the last figures.
+made as bytes and written into a file, for a quarter of the branch and for all of it.
 
-    .venv/bin/python bench/export.py                  # 100 panels
-    .venv/bin/python bench/export.py --panels 40 --repeat 1
+Then the memory of the whole process, C libraries included (Cairo, Pillow, qpdf, zlib:
+tracemalloc sees none of them): each export runs alone in a child process, which reads
+the branch and lays its pages out, then reports its peak resident set size while it
+draws the export above its resident set size just before (Linux's VmHWM, reset through
+/proc/self/clear_refs). That for branches of several sizes (``--memory-panels``), beside
+one page's composition measured the same way in the same run: page 1 drawn as a Pillow
+image and written as a PNG, what every export does once per page. Memory that does not
+grow with the pages stays near that, whatever the branch. docs/EXPORTS.md ("Time" and
+"Memory") has the last figures.
+
+    .venv/bin/python bench/export.py                  # 100 panels; memory at 4 to 400
+    .venv/bin/python bench/export.py --panels 40 --repeat 1 --memory-panels 4,40
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -21,7 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import figure, header, parser, scratch_django  # noqa: E402
+from bench.common import figure, header, load, parser, scratch_django  # noqa: E402
+
+WAYS = ("bytes", "file")  # the request's way (comic_export) and the background job's
 
 STATE = {"猪猪侠": {"buff": "超级棒棒糖(功夫大师)", "skill": "降龙十巴掌", "mood": "得意"}}
 SCENES = (
@@ -153,11 +169,117 @@ def timed_export(
     return times, cpu, len(data), pages, peak, file_peak
 
 
+def _status_kb(field: str) -> int:
+    """A field of /proc/self/status, in kB (VmRSS: resident now; VmHWM: its peak)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise LookupError(field)
+
+
+def _peak_reset() -> None:
+    """Start VmHWM again from the resident set now (Linux ≥ 4.0: clear_refs, 5)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def child_memory(session_id: str, what: str, way: str) -> None:
+    """In a child process: one export (``what`` pdf or cbz, ``way`` bytes or file) or one
+    page's composition (``what`` page), printed as JSON: the resident set before, its peak
+    above that while drawing, the seconds, the bytes made."""
+    import tempfile
+
+    import django
+
+    django.setup()
+    # Imported before the baseline: a library's code is not an export's memory.
+    for name in ("cairosvg", "fpdf", "pikepdf", "fontTools.subset", "PIL.Image", "PIL.ImageDraw"):
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    from jaiweb.comic.drawing import draw_page, png_bytes
+    from jaiweb.comic.exports import comic_export, comic_work, comic_work_write
+    from jaiweb.comic.fonts import lettering_font
+    from jaiweb.store.models import ComicSession
+
+    session = ComicSession.objects.get(id=session_id)
+    lettering_font()
+    work = comic_work(session=session, leaf_id=None, format="cbz" if what == "page" else what,
+                      layout="2x2")  # fmt: skip
+    gc.collect()
+    before = _status_kb("VmRSS")
+    _peak_reset()
+    started = time.perf_counter()
+    if what == "page":
+        size = len(png_bytes(draw_page(work.pages[0], work.pictures, work.font)))
+    elif way == "bytes":
+        size = len(comic_export(session=session, leaf_id=None, format=what, layout="2x2").data)
+    else:
+        with tempfile.TemporaryFile() as file:
+            comic_work_write(work, file)
+            size = file.tell()
+    seconds = time.perf_counter() - started
+    peak = _status_kb("VmHWM")
+    print(json.dumps({"before": before * 1024, "peak": (peak - before) * 1024,
+                      "seconds": seconds, "size": size, "pages": len(work.pages)}))  # fmt: skip
+
+
+def measured(session, what: str, way: str) -> dict:
+    """One export (or page) in a child process of its own, on this run's database."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--child-memory", session.id, what, way],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the child measuring {what} ({way}) failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def memory_table(sessions: dict[int, object], largest: int) -> None:
+    """Each export's peak RSS in a child, for every branch size, and one page's."""
+    print(f"\nPeak resident memory of an export above the process's before it (a child process "
+          f"each, C libraries included; {load()} at the start)")  # fmt: skip
+    page = measured(sessions[largest], "page", "file")
+    print(f"  one page's composition (page 1 drawn and written as PNG): "
+          f"{page['peak'] / 1e6:.1f} MB")  # fmt: skip
+    heads = [f"{fmt} {way}" for fmt in ("pdf", "cbz") for way in WAYS]
+    print("  panels  pages  " + "  ".join(f"{h:>20}" for h in heads) + "  load")
+    for panels in sorted(sessions):
+        row, pages, kept = [], 0, {}
+        for fmt in ("pdf", "cbz"):
+            for way in WAYS:
+                got = measured(sessions[panels], fmt, way)
+                pages, kept[(fmt, way)] = got["pages"], got
+                row.append(f"{got['peak'] / 1e6:6.1f} MB ({got['seconds']:5.2f} s)")
+        print(f"  {panels:>6}  {pages:>5}  " + "  ".join(f"{c:>20}" for c in row)
+              + f"  {os.getloadavg()[0]:.1f}")  # fmt: skip
+        if panels == largest:
+            for fmt in ("pdf", "cbz"):
+                figure(
+                    f"{fmt.upper()} export of a {panels}-panel branch (2x2) into a file: peak RSS",
+                    kept[(fmt, "file")]["peak"] / 1e6,
+                    page["peak"] / 1e6,
+                    unit="MB",
+                    floor_name="one page's composition",
+                    target=None,
+                )
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child-memory":
+        child_memory(*sys.argv[2:])
+        return
     p = parser(__doc__)
     p.add_argument("--panels", type=int, default=100, help="panels on the branch")
     p.add_argument("--repeat", type=int, default=3, help="timed exports of each format")
+    p.add_argument(
+        "--memory-panels",
+        default="4,25,100,400",
+        help="branch sizes whose exports' peak RSS is measured (comma-separated)",
+    )
     args = p.parse_args()
+    sizes = sorted({int(n) for n in args.memory_panels.split(",") if n.strip()})
     header(args, f"a {args.panels}-panel branch of local SVG panels, 2x2, to PDF and CBZ")
     with scratch_django("sqlite", args, prefix="jaiweb-export-"):
         from jaiweb.comic.fonts import lettering_font
@@ -190,6 +312,15 @@ def main() -> None:
                         floor_name="reading the panels' bytes",
                         target=None,
                     )
+
+        if sizes:
+            made = {len_of(quarter): quarter, len_of(whole): whole}
+            sessions = {n: made.get(n) or branch_of(n) for n in sizes}
+            memory_table(sessions, max(sizes))
+
+
+def len_of(session) -> int:
+    return int(session.title.split()[0])
 
 
 if __name__ == "__main__":

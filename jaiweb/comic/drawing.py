@@ -1,18 +1,23 @@
 """Pages drawn and written: a page as a Pillow image, pages as PNG, PDF and CBZ bytes.
 
 Every writer is reproducible: PNG without time chunks, PDF with the node's own time as its
-creation date (no clock), ZIP entries with a fixed date and mode, all in page order.
+creation date (no clock) and an id made from its content, ZIP entries with a fixed date
+and mode, all in page order. The PDF and the CBZ are written a page at a time: what they
+hold while drawing is one page's composition, however many pages the comic has.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import tempfile
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from pathlib import Path
 from typing import Any, BinaryIO
 from xml.etree import ElementTree
 
@@ -25,6 +30,11 @@ EMPTY_FILL = (238, 238, 238)  # a frame whose picture is missing
 INK = (0, 0, 0)
 PT_PER_PX = 72 / PAGE_DPI
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest a ZIP entry can say: no clock in the file
+PDF_JOINED = 64  # page files joined at once: qpdf keeps each open until the join is written
+FPDF_SUBSET_TAG = "MPDFAA"  # the tag fpdf2 gives every font subset it writes
+# Tables of the lettering font fpdf2 never reads (it writes horizontal text, unshaped):
+# left out of the cut-down font, so that no page's document subsets them again.
+_UNUSED_TABLES = ["BASE", "GDEF", "GPOS", "GSUB", "vhea", "vmtx", "VORG"]
 # What a frame's picture is, given its panel's image id and the art box's size (None: empty).
 Pictures = Callable[[str | None, int, int], Any]
 
@@ -121,50 +131,188 @@ def png_bytes(image) -> bytes:
 def comic_pdf(
     pages: Iterable[Page], pictures: Pictures, font: LetteringFont, meta: ComicMeta
 ) -> bytes:
-    """One PDF page per page: the pictures as images, the borders as lines, the lettering as
-    text in the embedded font (so it can be searched and copied)."""
+    """The PDF of ``comic_pdf_into`` as bytes."""
+    out = io.BytesIO()
+    comic_pdf_into(out, list(pages), pictures, font, meta)
+    return out.getvalue()
+
+
+def comic_pdf_into(
+    out: BinaryIO,
+    pages: Sequence[Page],
+    pictures: Pictures,
+    font: LetteringFont,
+    meta: ComicMeta,
+    *,
+    done: Callable[[int], None] = lambda number: None,
+) -> None:
+    """Writes one PDF page per page into ``out``: the pictures as images, the borders as
+    lines, the lettering as text in the embedded font (so it can be searched and copied).
+    ``done`` is called with the count of pages drawn after each.
+
+    A page at a time: fpdf2 keeps every page of a document, pictures included, until it
+    writes the file, so each page is a document of its own, written to a temporary file
+    and let go before the next is drawn. qpdf (pikepdf) then joins the files, copying each
+    page's streams from its file as it writes. The lettering font is cut down once to
+    the characters the pages letter, so that each page's document reads a small font
+    rather than the whole CJK face."""
+    with tempfile.TemporaryDirectory(prefix="jaiweb-pdf-") as folder:
+        lettering = _lettering_subset(font, pages, Path(folder) / "lettering.otf")
+        files = []
+        for number, page in enumerate(pages, start=1):
+            files.append(Path(folder) / f"page-{number:06d}.pdf")
+            _pdf_page_into(files[-1], page, pictures, lettering, meta)
+            done(number)
+        assert files, "a comic has at least one page"
+        _pdf_joined(files, out, Path(folder))
+
+
+def _lettered(pages: Sequence[Page]) -> set[int]:
+    """The characters the pages letter: their captions' and their bubbles' lines."""
+    return {
+        ord(character)
+        for page in pages
+        for frame in page.frames
+        for line in (*frame.lines, *(said for bubble in frame.bubbles for said in bubble.lines))
+        for character in line
+    }
+
+
+def _lettering_subset(font: LetteringFont, pages: Sequence[Page], path: Path) -> LetteringFont:
+    """The lettering font cut down to the characters the pages letter, saved at ``path``
+    (fontTools, with the options fpdf2 subsets with). fpdf2 reads the font it is given
+    once per document, which for the whole CJK face takes a third of a second."""
+    from fontTools import subset, ttLib
+
+    face = ttLib.TTFont(font.path, fontNumber=font.index, lazy=True)
+    options = subset.Options(notdef_outline=True, recommended_glyphs=True, layout_features=[])
+    options.drop_tables += _UNUSED_TABLES
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=_lettered(pages))
+    subsetter.subset(face)
+    face.save(path)
+    face.close()
+    return LetteringFont(str(path), 0, font.cjk)
+
+
+def _pdf_page_into(
+    path: Path, page: Page, pictures: Pictures, font: LetteringFont, meta: ComicMeta
+) -> None:
+    """The page as a one-page PDF at ``path``, with the document's metadata (the joined
+    file takes its catalog and metadata from the first page's)."""
     from fpdf import FPDF
 
-    first = True
-    pdf = None
-    for page in pages:
-        if first:
-            pdf = FPDF(unit="pt", format=(page.width * PT_PER_PX, page.height * PT_PER_PX))
-            pdf.set_auto_page_break(False)
-            pdf.set_margin(0)
-            pdf.set_creation_date(meta.created_at)
-            pdf.set_title(_xml_text(meta.title) or meta.session_id)
-            pdf.set_subject(f"jaiweb session {meta.session_id}, node {meta.leaf_id}")
-            pdf.set_creator("jaiweb")
-            pdf.add_font("lettering", fname=font.path, collection_font_number=font.index)
-            pdf.set_line_width(BORDER * PT_PER_PX)
-            first = False
-        pdf.add_page()
-        for frame in page.frames:
-            art = frame.art
-            x, y, w, h = (v * PT_PER_PX for v in (art.x, art.y, art.width, art.height))
-            picture = pictures(frame.panel.image_id, art.width, art.height)
-            if picture is None:
-                pdf.set_fill_color(*EMPTY_FILL)
-                pdf.rect(x, y, w, h, style="F")
-            else:
-                left, top = _centred(art, picture)
-                pdf.image(
-                    picture,
-                    x=left * PT_PER_PX,
-                    y=top * PT_PER_PX,
-                    w=picture.width * PT_PER_PX,
-                    h=picture.height * PT_PER_PX,
-                )
-            pdf.set_draw_color(*INK)
-            pdf.rect(x, y, w, h, style="D")
-            pdf.set_text_color(*INK)
-            _pdf_bubbles(pdf, frame)
-            pdf.set_font("lettering", size=frame.font_size * PT_PER_PX)
-            for i, line in enumerate(frame.lines):
-                pdf.text(frame.caption.x * PT_PER_PX, baseline(frame, i) * PT_PER_PX, line)
-    assert pdf is not None, "a comic has at least one page"
-    return bytes(pdf.output())
+    pdf = FPDF(unit="pt", format=(page.width * PT_PER_PX, page.height * PT_PER_PX))
+    pdf.set_auto_page_break(False)
+    pdf.set_margin(0)
+    pdf.set_creation_date(meta.created_at)
+    pdf.set_title(_xml_text(meta.title) or meta.session_id)
+    pdf.set_subject(f"jaiweb session {meta.session_id}, node {meta.leaf_id}")
+    pdf.set_creator("jaiweb")
+    pdf.add_font("lettering", fname=font.path, collection_font_number=font.index)
+    pdf.set_line_width(BORDER * PT_PER_PX)
+    pdf.add_page()
+    for frame in page.frames:
+        art = frame.art
+        x, y, w, h = (v * PT_PER_PX for v in (art.x, art.y, art.width, art.height))
+        picture = pictures(frame.panel.image_id, art.width, art.height)
+        if picture is None:
+            pdf.set_fill_color(*EMPTY_FILL)
+            pdf.rect(x, y, w, h, style="F")
+        else:
+            left, top = _centred(art, picture)
+            pdf.image(
+                picture,
+                x=left * PT_PER_PX,
+                y=top * PT_PER_PX,
+                w=picture.width * PT_PER_PX,
+                h=picture.height * PT_PER_PX,
+            )
+        pdf.set_draw_color(*INK)
+        pdf.rect(x, y, w, h, style="D")
+        pdf.set_text_color(*INK)
+        _pdf_bubbles(pdf, frame)
+        pdf.set_font("lettering", size=frame.font_size * PT_PER_PX)
+        for i, line in enumerate(frame.lines):
+            pdf.text(frame.caption.x * PT_PER_PX, baseline(frame, i) * PT_PER_PX, line)
+    pdf.output(str(path), output_producer_class=_letting_go())
+
+
+@cache
+def _letting_go():
+    """fpdf2's writer, made to forget the document once its bytes are made: the objects it
+    lists point back at it, a cycle that would keep the page, pictures and all, until the
+    cyclic collector came by, pages later."""
+    from fpdf.output import OutputProducer
+
+    class LettingGo(OutputProducer):
+        def bufferize(self) -> bytearray:
+            try:
+                return super().bufferize()
+            finally:
+                self.__dict__.clear()
+
+    return LettingGo
+
+
+def _pdf_joined(files: list[Path], out: BinaryIO, folder: Path) -> None:
+    """The one-page PDFs in ``files`` joined in order into ``out``. qpdf reads a copied
+    page's streams from its file only when it writes the join, so every file of a join is
+    open until then: at most ``PDF_JOINED`` are joined at once, into files joined in turn
+    (a 4,096-page comic is joined twice)."""
+    level = 0
+    while len(files) > PDF_JOINED:
+        level += 1
+        groups = [files[i : i + PDF_JOINED] for i in range(0, len(files), PDF_JOINED)]
+        joined = [folder / f"join-{level}-{n:06d}.pdf" for n in range(len(groups))]
+        for group, target in zip(groups, joined, strict=True):
+            _pdf_join(group, target)
+        files = joined
+    _pdf_join(files, out, last=True)
+
+
+def _pdf_join(files: list[Path], target: Path | BinaryIO, *, last: bool = False) -> None:
+    """The pages of ``files`` in order, in the first file's document (its catalog and
+    metadata), saved at ``target`` with an id made from the content (no clock, no random);
+    ``last``: the font subsets renamed, each page's its own (below)."""
+    import pikepdf
+
+    with ExitStack() as opened:
+        pdfs = [opened.enter_context(pikepdf.open(path)) for path in files]
+        joined = pdfs[0]
+        for other in pdfs[1:]:
+            joined.pages.extend(other.pages)
+        if last:
+            for number, page in enumerate(joined.pages, start=1):
+                _subsets_tagged(page, _subset_tag(number))
+        joined.save(target, deterministic_id=True)
+    for path in files:
+        path.unlink()
+
+
+def _subset_tag(number: int) -> str:
+    """Six capital letters of their own for page ``number``: AAAAAB for 1."""
+    letters = ""
+    for _ in range(6):
+        number, digit = divmod(number, 26)
+        letters = chr(ord("A") + digit) + letters
+    return letters
+
+
+def _subsets_tagged(page, tag: str) -> None:
+    """fpdf2 tags every font subset it writes MPDFAA, and each page is a document of its
+    own with its own subset, so a joined file would hold many subsets of one name; PDF
+    wants different subsets in a file to have different tags (ISO 32000-1, 9.6.4)."""
+    import pikepdf
+
+    fonts = page.obj.get("/Resources", pikepdf.Dictionary()).get("/Font", pikepdf.Dictionary())
+    for font in fonts.values():
+        for part in (font, *font.get("/DescendantFonts", pikepdf.Array())):
+            described = part.get("/FontDescriptor")
+            for holder, key in ((part, "/BaseFont"), (described, "/FontName")):
+                name = holder.get(key) if holder is not None else None
+                if name is not None and str(name).startswith(f"/{FPDF_SUBSET_TAG}+"):
+                    holder[key] = pikepdf.Name(f"/{tag}+{str(name)[len(FPDF_SUBSET_TAG) + 2 :]}")
 
 
 def _pdf_bubbles(pdf, frame: Frame) -> None:

@@ -21,7 +21,7 @@ from jaiweb.comic.drawing import (
     ComicMeta,
     Pictures,
     comic_cbz_into,
-    comic_pdf,
+    comic_pdf_into,
     draw_page,
     measure_with,
     page_name,
@@ -250,12 +250,11 @@ def comic_work_write(
 ) -> None:
     """Draws the export into ``out``, calling ``done`` with the count of pages drawn after
     each page."""
-    pages = _counted(work.pages, done)
     if work.format == "pdf":
-        out.write(comic_pdf(pages, work.pictures, work.font, work.meta))
+        comic_pdf_into(out, work.pages, work.pictures, work.font, work.meta, done=done)
     else:
         draw = functools.partial(draw_page, pictures=work.pictures, font=work.font)
-        comic_cbz_into(out, pages, draw, work.meta)
+        comic_cbz_into(out, _counted(work.pages, done), draw, work.meta)
 
 
 def comic_export(

@@ -72,10 +72,19 @@ def _folder() -> Path:
 def _versions() -> list[str]:
     """The versions of what writes an export's bytes: another version may write others."""
     import cairosvg
+    import fontTools
     import fpdf
+    import pikepdf
     import PIL
 
-    return [PIL.__version__, fpdf.FPDF_VERSION, cairosvg.__version__]
+    return [
+        PIL.__version__,
+        fpdf.FPDF_VERSION,
+        cairosvg.__version__,
+        fontTools.version,
+        pikepdf.__version__,
+        pikepdf.__libqpdf_version__,
+    ]
 
 
 def comic_job_key(

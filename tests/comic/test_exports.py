@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import io
+import os
 import pickle
 import subprocess
 import sys
@@ -13,9 +16,9 @@ import pytest
 from django.conf import settings
 from PIL import Image
 
-from jaiweb.comic import art, exports
+from jaiweb.comic import art, drawing, exports
 from jaiweb.comic.errors import ExportUnavailable
-from jaiweb.comic.exports import comic_export, comic_pages
+from jaiweb.comic.exports import comic_export, comic_pages, comic_work, comic_work_write
 from jaiweb.comic.fonts import CANDIDATES, lettering_font
 from jaiweb.commands.sessions import session_rewind
 from jaiweb.render.models import Image as PanelImage
@@ -61,6 +64,70 @@ def test_a_pdf_has_a_page_per_page_with_the_lettering_as_text(episode):
     assert "猪猪侠吃下超级棒棒糖" in text[0] and "the end" in text[1]
     splash = export(episode, "pdf", layout="splash")
     assert len(pypdf.PdfReader(io.BytesIO(splash.data)).pages) == 5
+
+
+def open_files() -> list[str]:
+    """What this process's file descriptors name now."""
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        # the descriptor listdir read the folder with is closed since
+        with contextlib.suppress(OSError):
+            names.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return names
+
+
+def test_a_pdf_holds_one_page_at_a_time(episode):
+    """While a page's pictures are drawn, no earlier page is held: fpdf2 keeps a document's
+    pages until it writes it, so every page is a document of its own, let go (without
+    waiting for the cyclic collector) before the next is drawn."""
+    from fpdf import FPDF
+
+    draw_panels(episode, STORY)
+    work = comic_work(session=episode, leaf_id=None, format="pdf", layout="splash")
+    held = []
+
+    def pictures(image_id, width, height):
+        held.append(sum(len(o.pages) for o in gc.get_objects() if isinstance(o, FPDF)))
+        return work.pictures(image_id, width, height)
+
+    out, done = io.BytesIO(), []
+    gc.collect()
+    gc.disable()  # what is let go is let go at once, not when a collection comes by
+    try:
+        drawing.comic_pdf_into(out, work.pages, pictures, work.font, work.meta, done=done.append)
+    finally:
+        gc.enable()
+    assert len(held) == 5 and max(held) == 1  # the page being drawn, alone
+    assert done == [1, 2, 3, 4, 5]
+    assert pdf_text(out.getvalue())[4].startswith("the end")
+
+
+def test_a_long_pdf_is_joined_with_few_files_open(episode, monkeypatch):
+    """qpdf reads a joined page's streams from its file when it writes the join, so the
+    pages are joined a few at a time, and those joins joined in turn, in order."""
+    import pikepdf
+
+    draw_panels(episode, STORY)
+    monkeypatch.setattr(drawing, "PDF_JOINED", 2)
+    opened = pikepdf.open
+    most = []
+
+    def counted(path, **kwargs):
+        most.append(sum("jaiweb-pdf-" in name and name.endswith(".pdf") for name in open_files()))
+        return opened(path, **kwargs)
+
+    monkeypatch.setattr(pikepdf, "open", counted)
+    work = comic_work(session=episode, leaf_id=None, format="pdf", layout="splash")
+    out = io.BytesIO()
+    comic_work_write(work, out)
+    assert len(most) == 5 + 3 + 2  # five pages, three joins of them, two of those
+    assert max(most) == 1  # the second of a pair is opened beside the first alone
+    text = pdf_text(out.getvalue())
+    assert [t.split("\n")[0] for t in text] == STORY  # one caption a page, in order
+    fonts = [page["/Resources"]["/Font"] for page in pypdf.PdfReader(out).pages]
+    names = [str(f.get_object()["/BaseFont"]) for page in fonts for f in page.values()]
+    assert len(names) == 5 and len(set(names)) == 5  # each page's subset has a tag of its own
+    assert names[0] == "/AAAAAB+NotoSansCJKSC"
 
 
 def test_a_cbz_holds_the_pages_and_comicinfo_naming_the_session_and_node(episode):
