@@ -168,8 +168,10 @@ def comic_pdf_into(
 
 
 def _lettered(pages: Sequence[Page]) -> set[int]:
-    """The characters the pages letter: their captions' and their bubbles' lines."""
-    return {
+    """The characters the pages letter, their captions' and their bubbles' lines, and the
+    space: fpdf2 refuses a font whose character map is empty, as a comic with no lettering
+    would cut it down to."""
+    return {ord(" ")} | {
         ord(character)
         for page in pages
         for frame in page.frames

@@ -244,6 +244,8 @@ def test_an_unknown_node_is_refused(episode, alice):
 def test_an_empty_session_is_one_empty_page(episode):
     cbz = export(episode, "cbz")
     assert cbz_contents(cbz.data)[0] == ["page-001.png", "ComicInfo.xml"]
+    pdf = pypdf.PdfReader(io.BytesIO(export(episode, "pdf").data))
+    assert len(pdf.pages) == 1 and pdf.pages[0].extract_text() == ""
 
 
 def test_an_svg_panel_draws_nothing_from_outside_itself(tmp_path):
