@@ -5,10 +5,11 @@ runner on daphne's loop.
 """
 
 import os
+import sys
 
 import django
 
-from jaiweb.ops.http import KeptThreadHandler
+from jaiweb.ops.http import GIL_SWITCH_SECONDS, KeptThreadHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
 # Set Django up (apps, models) before importing anything that may touch models, as
@@ -16,6 +17,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
 # middleware and view on one kept thread (jaiweb/ops/http.py).
 django.setup(set_prefix=False)
 django_asgi_app = KeptThreadHandler()
+# A request thread back from a round trip gets the GIL sooner from the render threads.
+sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

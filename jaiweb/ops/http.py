@@ -27,6 +27,14 @@ from django.http import HttpRequest, HttpResponse
 
 THREAD_NAME = "jaiweb-http"
 
+# How long a thread may keep the GIL while another waits for it (CPython's default is
+# 5 ms). A request thread gives the GIL up at each database and Redis round trip and then
+# waits to get it back from whichever thread runs Python meanwhile: in a busy web process,
+# the renderers of the watchers' catch-ups (jaiweb/studio/consumers.py), which rarely give
+# it up on their own. A request makes a dozen round trips, so it waited out that many
+# switch intervals. The web processes set this shorter one (jaiweb/asgi.py).
+GIL_SWITCH_SECONDS = 0.001
+
 
 class KeptThreads:
     """One-thread executors kept between requests; a request borrows one while it runs.

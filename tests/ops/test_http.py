@@ -4,6 +4,7 @@ and view on one thread, kept for the requests after it."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 
 import pytest
@@ -12,7 +13,7 @@ from asgiref.testing import ApplicationCommunicator
 from django.core.signals import request_finished, request_started
 from django.test import override_settings
 
-from jaiweb.ops.http import KeptThreadHandler
+from jaiweb.ops.http import GIL_SWITCH_SECONDS, KeptThreadHandler
 from tests.ops import http_urls
 from tests.support.sockets import in_loop
 
@@ -138,7 +139,8 @@ async def test_an_async_view_answers(recorded):
     ]
 
 
-def test_the_application_serves_http_with_this_handler():
+def test_the_application_serves_http_with_this_handler_and_the_shorter_switch_interval():
     from jaiweb.asgi import application
 
     assert isinstance(application.application_mapping["http"], KeptThreadHandler)
+    assert sys.getswitchinterval() == pytest.approx(GIL_SWITCH_SECONDS)
