@@ -36,16 +36,22 @@ THREAD_NAME = "jaiweb-http"
 GIL_SWITCH_SECONDS = 0.001
 
 
+# Idle request threads a web process keeps; a burst of more requests at once makes more,
+# and those are let go as they come back.
+MAX_IDLE_THREADS = 64
+
+
 class KeptThreads:
     """One-thread executors kept between requests; a request borrows one while it runs.
 
     Used from the event loop only, so it needs no lock. The last one given back is the
-    next one lent, so a quiet process uses few of them; there are never more than the
-    requests that ran at the same time.
+    next one lent, so a quiet process uses few of them. Past ``max_idle`` idle ones, one
+    given back is shut down (its thread ends once its work is done; nothing waits).
     """
 
-    def __init__(self, name: str = THREAD_NAME) -> None:
+    def __init__(self, name: str = THREAD_NAME, max_idle: int = MAX_IDLE_THREADS) -> None:
         self.name = name
+        self.max_idle = max_idle
         self._idle: list[ThreadPoolExecutor] = []
         self.made = 0
 
@@ -56,7 +62,10 @@ class KeptThreads:
         return ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-{self.made}")
 
     def give_back(self, executor: ThreadPoolExecutor) -> None:
-        self._idle.append(executor)
+        if len(self._idle) < self.max_idle:
+            self._idle.append(executor)
+        else:
+            executor.shutdown(wait=False)
 
     @property
     def idle(self) -> int:

@@ -129,6 +129,20 @@ async def test_requests_at_the_same_time_each_have_a_thread(recorded, monkeypatc
 
 @TEST_CHAIN
 @in_loop
+async def test_threads_past_the_idle_ones_kept_are_let_go(recorded, monkeypatch):
+    monkeypatch.setattr(http_urls, "both_in", threading.Barrier(2, timeout=5))
+    handler = KeptThreadHandler()
+    handler.threads.max_idle = 1
+    answers = await asyncio.gather(get(handler, "/meeting"), get(handler, "/meeting"))
+    assert answers == [(200, b"met"), (200, b"met")]
+    assert handler.threads.made == 2
+    assert handler.threads.idle == 1
+    assert await get(handler, "/plain") == (200, b"plain")  # on the one kept
+    assert handler.threads.made == 2
+
+
+@TEST_CHAIN
+@in_loop
 async def test_an_async_view_answers(recorded):
     handler = KeptThreadHandler()
     assert await get(handler, "/awaited") == (200, b"awaited")
