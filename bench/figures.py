@@ -46,6 +46,7 @@ BENCHES = [
     ("recovery", ["--no-journal-check", "--cap", "90"]),
     ("long_renders", ["--renders", "6", "--seconds", "10"]),
     ("load", ["--quick"]),
+    ("prompt_requests", []),
     ("export", []),
 ]
 

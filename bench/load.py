@@ -924,7 +924,7 @@ def run_cluster(args) -> list[Step]:
     )
     cluster = Cluster(
         web=2,
-        runners=2,
+        runners=args.runners,
         port=0,
         logs=Path(args.logs) if args.logs else tmp / "logs",
         env=env,
@@ -1019,6 +1019,9 @@ def main() -> None:
     )
     parser_.add_argument("--workers", type=int, default=4, help="runagents --workers (cluster)")
     parser_.add_argument(
+        "--runners", type=int, default=2, help="runagents processes of the cluster (2)"
+    )
+    parser_.add_argument(
         "--watchers", type=int, default=2, help="websockets per session (2; at least 1)"
     )
     parser_.add_argument(
@@ -1072,8 +1075,10 @@ def main() -> None:
                 "$JAIWEB_BENCH_REDIS_URL"
             )
         else:
-            print("\n[cluster: 2 daphne + 2 runagents, PostgreSQL, Redis]", flush=True)
-            names = ["web-1", "web-2", "runner-1", "runner-2"]
+            print(
+                f"\n[cluster: 2 daphne + {args.runners} runagents, PostgreSQL, Redis]", flush=True
+            )
+            names = ["web-1", "web-2", *(f"runner-{i}" for i in range(1, args.runners + 1))]
             rows += [("cluster", s, names) for s in run_cluster(args)]
     print_summary(rows)
     keep_cpu_growth(rows)

@@ -5,12 +5,20 @@ runner on daphne's loop.
 """
 
 import os
+import sys
 
-from django.core.asgi import get_asgi_application
+import django
+
+from jaiweb.ops.http import GIL_SWITCH_SECONDS, KeptThreadHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jaiweb.settings")
-# Set Django up (apps, models) before importing anything that may touch models.
-django_asgi_app = get_asgi_application()
+# Set Django up (apps, models) before importing anything that may touch models, as
+# django.core.asgi.get_asgi_application does. HTTP is Django's handler with each request's
+# middleware and view on one kept thread (jaiweb/ops/http.py).
+django.setup(set_prefix=False)
+django_asgi_app = KeptThreadHandler()
+# A request thread back from a round trip gets the GIL sooner from the render threads.
+sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -192,14 +192,15 @@ def redis_caches(url: str) -> dict:
     While Redis cannot be reached, each process counts the rate limits on its own
     (jaiweb/commands/limits.py), so a call may fail fast: 1 s timeouts and one immediate
     retry (for a pooled connection Redis has closed), where redis-py's default retries
-    with backoff took 4 s to give up on a refused connection.
+    with backoff took 4 s to give up on a refused connection. The backend keeps one
+    connection pool per process and counts in one round trip (jaiweb/ops/cache.py).
     """
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
     return {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "jaiweb.ops.cache.SharedPoolRedisCache",
             "LOCATION": url,
             "OPTIONS": {
                 "socket_connect_timeout": 1,

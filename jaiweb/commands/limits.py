@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 clock: Callable[[], float] = time.time
 
 RETRY_SECONDS = 5.0  # after a cache failure, count in this process for this long
+KEY_SECONDS = 120  # a minute's count is kept in the cache this long after its last count
 
 
 class _LocalCounts:
@@ -56,11 +57,16 @@ def _cache_resting(now: float) -> bool:
 
 
 def _cache_count(key: str) -> int:
-    cache.add(key, 0, timeout=120)
+    # The Redis cache (jaiweb/ops/cache.py, named in settings) counts in one round trip;
+    # another cache (the embedded studio's, in-process) in its own calls.
+    incr_or_start = getattr(cache, "incr_or_start", None)
+    if incr_or_start is not None:
+        return incr_or_start(key, timeout=KEY_SECONDS)
+    cache.add(key, 0, timeout=KEY_SECONDS)
     try:
         return cache.incr(key)
     except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=120)
+        cache.set(key, 1, timeout=KEY_SECONDS)
         return 1
 
 

@@ -1,0 +1,45 @@
+"""A URLconf and a middleware that write down the thread each part of a request ran on,
+for the HTTP handler's tests (tests/ops/test_http.py)."""
+
+from __future__ import annotations
+
+import threading
+
+from django.http import HttpResponse
+from django.urls import path
+
+# (what ran, the thread it ran on), in the order they ran
+seen: list[tuple[str, int]] = []
+# The views of two requests wait here for each other (set by the test).
+both_in = threading.Barrier(2, timeout=5)
+
+
+class RecordingMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        seen.append(("middleware", threading.get_ident()))
+        return self.get_response(request)
+
+
+def plain(request):
+    seen.append(("view", threading.get_ident()))
+    return HttpResponse("plain")
+
+
+def meeting(request):
+    seen.append(("view", threading.get_ident()))
+    both_in.wait()
+    return HttpResponse("met")
+
+
+async def awaited(request):
+    return HttpResponse("awaited")
+
+
+urlpatterns = [
+    path("plain", plain),
+    path("meeting", meeting),
+    path("awaited", awaited),
+]
