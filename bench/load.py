@@ -492,7 +492,7 @@ async def run_step(
         cpu1 = probe.snapshot()
         if pg_counter:
             pg1 = pg_counter()
-            step.pg = {name: pg1[name] - pg0[name] for name in ("sessions", "xact_commit")}
+            step.pg = {name: pg1[name] - pg0[name] for name in PG_COUNTS}
             step.pg["database"] = pg1["database"]
         step.cpu = CpuProbe.spent(cpu0, cpu1)
         step.catch_ups = catch_up_spent(counts0, await metrics_of(urls))
@@ -673,7 +673,10 @@ def report_step(setup: str, step: Step, names: list[str]) -> None:
         print(
             f"    PostgreSQL ({step.pg['database']}): {step.pg['sessions']:,} connections opened "
             f"({step.pg['sessions'] / max(step.ops, 1):.1f} per operation), "
-            f"{step.pg['xact_commit']:,} commits ({step.pg['xact_commit'] / step.wall:,.0f}/s)"
+            f"{step.pg['xact_commit']:,} commits ({step.pg['xact_commit'] / step.wall:,.0f}/s); "
+            f"per operation {step.pg['wal_bytes'] / max(step.ops, 1) / 1024:,.0f} KiB of WAL "
+            "(the whole server's) and the database "
+            f"{step.pg['database_bytes'] / max(step.ops, 1) / 1024:+,.0f} KiB on disk"
         )
 
 
@@ -891,12 +894,20 @@ def run_embedded(args, root: Path = ROOT) -> list[Step]:
     return steps
 
 
+PG_COUNTS = ("sessions", "xact_commit", "wal_bytes", "database_bytes")
+
+
 def pg_counter(url: str) -> dict[str, int | str]:
+    """The bench database's connections opened, commits and size on disk, and the WAL
+    position of the whole server (other databases' writes move it too)."""
     name = pg_parts(url)[1]
     rows = pg_admin(
-        url, "SELECT sessions, xact_commit FROM pg_stat_database WHERE datname = %s", (name,)
+        url,
+        "SELECT sessions, xact_commit, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0'), "
+        "pg_database_size(datname) FROM pg_stat_database WHERE datname = %s",
+        (name,),
     )
-    return {"sessions": int(rows[0][0]), "xact_commit": int(rows[0][1]), "database": name}
+    return {**dict(zip(PG_COUNTS, map(int, rows[0]), strict=True)), "database": name}
 
 
 def flush_redis(url: str) -> None:
