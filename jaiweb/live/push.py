@@ -121,15 +121,6 @@ def _background_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def regions_answered(*, session_id: str) -> None:
-    """An HTTP answer carries the session's regions: its page swaps them in when it
-    arrives, which may be after a live pass sent newer ones. The session's watchers make
-    their quiet pass from the database, so that page ends on the journal's state."""
-    group_send_nowait(
-        group_name(session_id), {"type": "session.event", "event": {"type": "regions_answered"}}
-    )
-
-
 def group_send_nowait(group: str, message: dict[str, Any]) -> None:
     """Send to a group without waiting for it; for request threads.
 

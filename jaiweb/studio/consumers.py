@@ -44,14 +44,20 @@ from jaiweb.studio.regions import (
     REGIONS,
     catch_up_html,
     changed_regions_html,
+    region_digest,
     region_versions,
+    shown_regions,
 )
 from jaiweb.studio.stream import end_label, progress_label, step_label
 from journal.jsonvalues import json_loads
 
 log = logging.getLogger(__name__)
 
-MAX_FRAME = 4096  # the page only ever sends {"type": "catch_up"}
+MAX_FRAME = 4096  # the page sends {"type": "catch_up"}, "writing" and "shown" (regions named)
+# How long a page's write may hold its socket's regions back: its answer brings them, and
+# the page says which once it has swapped them in ("shown"). A page that never says so
+# (its request failed, it went away) holds nothing for longer.
+HOLD_SECONDS = 3.0
 
 
 def watcher_language(scope: dict[str, Any]) -> str:
@@ -174,10 +180,20 @@ class SessionConsumer(AsyncWebsocketConsumer):
     quiet_at = 0.0
     # The hash of the regions last sent whole. A pass that finds them unchanged sends nothing.
     sent: int | None = None
-    # Each region's version (``region_versions``) and hash as last sent. An unforced pass
-    # renders and sends only the regions whose facts moved, and runs no query when none did.
+    # Each region's version (``region_versions``) as last read, and the digest of what the
+    # page holds of it (``region_digest``: sent here, or told by the page after it swapped
+    # in an HTTP answer). An unforced pass renders only the regions whose facts moved, runs
+    # no query when none did, and sends only those whose digest differs.
     sent_versions: dict[str, tuple[int, ...]] = {}
-    sent_parts: dict[str, int] = {}
+    sent_parts: dict[str, str] = {}
+    # Until when a write of the page holds its regions back (``HOLD_SECONDS``), on ``clock``.
+    held_until = float("-inf")
+    shown: asyncio.Event | None = None
+    # Frames sent on this socket, and the frame that last carried each region: a page's
+    # "shown" says how many frames it had when it swapped the answer in, and a region
+    # sent after that replaced the answer's.
+    frames = 0
+    region_frames: dict[str, int] = {}
     # Set when an event announced a change without its version bump. The next pass then
     # reads every region from the database.
     unknown_change = False
@@ -186,12 +202,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # Set with ``force`` when a connect, a gap or the page asked for the pass. The pass is
     # then counted as asked for, not as a quiet pass.
     asked = False
-    # Set when the page may hold what this process's counts cannot tell: a change bumped in
-    # another process, whose announcement to here may be lost; a change announced without
-    # its bump; or an HTTP answer's regions swapped in after a newer pass. A forced pass
-    # reads through all of it and clears the flag. While it is set, the pass after a quiet
-    # spell is forced.
-    counts_blind = False
+    # Set when a change bumped in another process came: this process's counts know it only
+    # from its announcement, and an earlier one may have been lost. A forced pass reads
+    # through it and clears the flag. While it is set, the pass after a quiet spell is forced.
+    elsewhere = False
     # When the last catch-up pass started on ``clock``, and how long after it the next pass
     # may start (``pass_interval``).
     last_pass = float("-inf")
@@ -256,7 +270,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if text_data is None or len(text_data) > MAX_FRAME:
                 raise ValueError("not a short text frame")
             message = json_loads(text_data)
-            if not isinstance(message, dict) or message.get("type") != "catch_up":
+            kind = message.get("type") if isinstance(message, dict) else None
+            if kind not in ("catch_up", "writing", "shown"):
                 raise ValueError("unknown message")
         except ValueError:
             # JSON nested deeper than Python recurses fits in MAX_FRAME ("[" * 2000): a
@@ -265,6 +280,23 @@ class SessionConsumer(AsyncWebsocketConsumer):
             with translation.override(self.language):
                 text = _("The page sent a message the server did not understand; nothing changed.")
             await self.send(text_data=alert_html(text))
+            return
+        if kind == "writing":  # its answer will bring the regions it changes
+            self.held_until = self.clock() + HOLD_SECONDS
+            return
+        if kind == "shown":  # the page swapped in an HTTP answer's regions
+            seen = message.get("seen")
+            seen = seen if isinstance(seen, int) else 0
+            shown = {
+                name: digest
+                for name, digest in shown_regions(message.get("regions")).items()
+                if self.region_frames.get(name, 0) <= seen
+            }
+            self.sent_parts = {**self.sent_parts, **shown}
+            self.sent = None
+            self.held_until = float("-inf")
+            if self.shown is not None:
+                self.shown.set()
             return
         await self.catch_up()
 
@@ -294,12 +326,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
             wait = self.last_pass + self.interval - self.clock()
             if wait > 0:
                 await self.sleep(wait)
+            await self._held()
             self.again = False
             force, self.force = self.force, False
             asked, self.asked = self.asked, False
             whole, self.unknown_change = force or self.unknown_change, False
             if force:  # what made the page unknowable before now, this pass reads through
-                self.counts_blind = False
+                self.elsewhere = False
             self.last_pass = self.clock()
             self.interval = pass_interval(self.session_id, self.last_pass)
             # Read before the journal: a bump during the read is a change for the next pass.
@@ -312,6 +345,18 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if not sent:
                 return
 
+    async def _held(self) -> None:
+        """Wait while a write of the page holds the regions back (until it says "shown")."""
+        while (left := self.held_until - self.clock()) > 0:
+            self.shown = asyncio.Event()
+            sleeping = asyncio.ensure_future(self.sleep(left))
+            shown = asyncio.ensure_future(self.shown.wait())
+            try:
+                await asyncio.wait((sleeping, shown), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeping.cancel()
+                shown.cancel()
+
     async def _whole_pass(self, loop, versions: dict[str, tuple[int, ...]], force: bool) -> bool:
         """Every region read from the database (forced: and the stream; sent unchanged too)."""
         html = await loop.run_in_executor(
@@ -322,6 +367,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if not await self._send(regions + stream):
                 return False
             self.sent = hash(regions)
+            self.region_frames = dict.fromkeys(REGIONS, self.frames)
         if regions:
             self.sent_versions, self.sent_parts = versions, {}
         return True
@@ -344,14 +390,21 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if not parts:  # the session is gone
             return True
         fresh = {
-            name: html for name, html in parts.items() if hash(html) != self.sent_parts.get(name)
+            name: html
+            for name, html in parts.items()
+            if region_digest(html) != self.sent_parts.get(name)
         }
         if fresh and not await self._send("".join(fresh.values())):
             return False
+        self.region_frames = {**self.region_frames, **dict.fromkeys(fresh, self.frames)}
         self.sent_versions = {**self.sent_versions, **{n: versions[n] for n in parts}}
-        self.sent_parts = {**self.sent_parts, **{n: hash(h) for n, h in parts.items()}}
+        self.sent_parts = {**self.sent_parts, **{n: region_digest(h) for n, h in parts.items()}}
         self.sent = None  # the page no longer holds the whole HTML last hashed
         return True
+
+    async def send(self, text_data=None, bytes_data=None, close=False) -> None:
+        self.frames += 1  # counted as the page counts them
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     async def _send(self, html: str) -> bool:
         try:
@@ -379,7 +432,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         # From the database (forced), unless this process's counts and event numbers tell
         # everything the page holds: then the page has every event since its last pass,
         # and a pass of the regions whose counts moved (none, mostly: no query) is enough.
-        if self.counts_blind or not self._saw_every_local_event():
+        if self.elsewhere or not self._saw_every_local_event():
             self.force = True
         self._catch_up_soon()
 
@@ -411,9 +464,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if missed:
                 await self.catch_up()
         kind = event.get("type")
-        if kind == "regions_answered":  # the journal did not change: no pass before quiet
-            self.counts_blind = True
-            return
         if kind == "text_delta":
             await self.send(text_data=_fragment("delta", text=str(event.get("text", ""))))
             return
@@ -453,7 +503,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if not change_observe(session_id=self.session_id, change=change):
             self.unknown_change = True  # a sender that does not say what changed
         if not change_is_local(change):
-            self.counts_blind = True
+            self.elsewhere = True
         self._catch_up_soon()
 
     def _progress(self, event: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ journal (never from an event's payload) is what makes a missed or repeated event
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -17,7 +18,6 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from jaiweb.commands.status import UNREAD
-from jaiweb.live.push import regions_answered
 from jaiweb.render.backends import backend_label
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
@@ -96,12 +96,39 @@ def regions_html(
     return "".join(region_parts(context=ctx, language=language, names=REGIONS).values())
 
 
-def answer_regions_html(*, session: ComicSession, language: str | None) -> str:
-    """``regions_html`` for an HTTP answer. The page swaps it in when the answer arrives,
-    which may be after a live pass sent newer regions: the session's watchers are told, so
-    that their quiet pass reads the database and leaves that page on the journal's state."""
-    regions_answered(session_id=session.id)
-    return regions_html(session=session, language=language)
+def region_digest(html: str) -> str:
+    """A short digest of one region's HTML: what a page holds of it, told back by the page."""
+    return hashlib.blake2b(html.encode(), digest_size=8).hexdigest()
+
+
+def regions_header(parts: dict[str, str]) -> str:
+    """The ``X-Jaiweb-Regions`` value of an answer carrying ``parts``: each region's name and
+    digest, so that the page can tell its socket what it now shows."""
+    return ",".join(f"{name}={region_digest(html)}" for name, html in parts.items())
+
+
+def shown_regions(value: object) -> dict[str, str]:
+    """The regions a page says it shows (an ``X-Jaiweb-Regions`` value it sent back), by name.
+
+    Anything that is not a known region with a digest of the right form is left out."""
+    if not isinstance(value, str) or len(value) > 1024:
+        return {}
+    shown = {}
+    for item in value.split(","):
+        name, _eq, digest = item.partition("=")
+        if name in REGIONS and len(digest) == 16 and all(c in "0123456789abcdef" for c in digest):
+            shown[name] = digest
+    return shown
+
+
+def answer_regions(*, session: ComicSession, language: str | None) -> tuple[str, str]:
+    """Every region for an HTTP answer, and its ``X-Jaiweb-Regions`` header value.
+
+    The answer only answers: the command that made the change announced it after its commit.
+    The page, once it has swapped the regions in, tells its socket their digests, so that
+    the socket does not send them again."""
+    parts = region_parts(context=studio_context(session=session), language=language, names=REGIONS)
+    return "".join(parts.values()), regions_header(parts)
 
 
 def region_parts(*, context: dict, language: str | None, names: Iterable[str]) -> dict[str, str]:

@@ -1,11 +1,12 @@
 """The pass after a burst goes quiet: from the database only when this process cannot tell
-what the page holds (an event of the run it never received, a change bumped elsewhere, an
-HTTP answer's regions swapped in late); else only what the counts say moved, mostly
-nothing, with no query."""
+what the page holds (an event of the run it never received, a change bumped elsewhere);
+else only what the counts say moved, mostly nothing, with no query. An HTTP answer's
+regions, once its page says it shows them, are not sent again."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -14,8 +15,9 @@ from django.test import Client
 
 from jaiweb.live import versions
 from jaiweb.live.push import ChannelLayerSink, group_name
-from jaiweb.studio.consumers import MAX_INTERVAL, QUIET_SECONDS
+from jaiweb.studio.consumers import HOLD_SECONDS, MAX_INTERVAL, QUIET_SECONDS
 from jaiweb.studio.pass_counts import pass_counts
+from jaiweb.studio.regions import REGIONS
 from tests.support.queries import every_query
 from tests.support.sockets import connect, consumer_clock, in_loop, nothing_sent, waiting_until
 from tests.support.waiting import wait_until_async
@@ -103,31 +105,60 @@ async def test_a_change_bumped_in_another_process_makes_it_read(alice, episode, 
     await ws.disconnect()
 
 
-def _prompt_from_the_page(alice, episode, *, htmx: bool) -> int:
+def _prompt_from_the_page(alice, episode, *, htmx: bool):
     client = Client()
     client.force_login(alice)
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     url = f"/sessions/{episode.id}/prompts"
-    return client.post(url, {"text": "/say hi", "expected_leaf_id": ""}, **headers).status_code
+    return client.post(url, {"text": "/say hi", "expected_leaf_id": ""}, **headers)
 
 
-@pytest.mark.parametrize("htmx", [True, False], ids=["htmx-answer", "plain-form"])
+async def processed(ws) -> None:
+    """Every frame sent before is handled: the answer to a frame it does not understand."""
+    await ws.send_to(text_data="not json")
+    assert "did not understand" in await ws.receive_from(timeout=5)
+
+
 @in_loop
-async def test_an_http_answer_with_the_regions_makes_the_quiet_pass_read(
-    alice, episode, clock, htmx
+async def test_a_page_that_swapped_an_http_answer_gets_none_of_its_regions_again(
+    alice, episode, clock
 ):
-    """The answer is swapped in when it arrives, maybe after a newer live pass: the quiet
-    pass leaves the page on the journal's state. A plain form's answer is a redirect."""
+    """The write's regions reach its page once, in the answer: the socket held its pass
+    while the write was under way, and sends nothing the page said it shows."""
     ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
-    clock.advance(MAX_INTERVAL)  # a quiet spell since the connect: its pass goes at once
-    status = await sync_to_async(_prompt_from_the_page)(alice, episode, htmx=htmx)
-    assert status == (202 if htmx else 302)
+    clock.advance(MAX_INTERVAL)  # a quiet spell since the connect: a pass would go at once
+    await ws.send_to(text_data='{"type": "writing"}')
+    await processed(ws)
+    held = clock.now + HOLD_SECONDS
+    before = passes()
+    answer = await sync_to_async(_prompt_from_the_page)(alice, episode, htmx=True)
+    assert answer.status_code == 202 and 'id="tree"' in answer.content.decode()
+    shown = answer["X-Jaiweb-Regions"]
+    assert sorted(item.partition("=")[0] for item in shown.split(",")) == sorted(REGIONS)
+    await waiting_until(clock, held, "the pass held by the write")
+    assert nothing_sent(ws)
+    # The page had the socket's two frames (the connect's regions, the answer to the
+    # frame it did not understand) when it swapped the answer in.
+    await ws.send_to(text_data=json.dumps({"type": "shown", "regions": shown, "seen": 2}))
+    await wait_until_async(lambda: passes()["changed"] > before["changed"], 10, "the pass")
+    await processed(ws)  # nothing came before this answer
+    made, _queries = await quiet_pass(clock, ws, held - HOLD_SECONDS)
+    assert made == {"unchanged": 1} and nothing_sent(ws)
+    await asked_pass(clock, ws)
+    await ws.disconnect()
+
+
+@in_loop
+async def test_a_plain_forms_write_reaches_its_page_by_the_socket(alice, episode, clock):
+    """A plain form's answer is a redirect: its page hears of the write like any other."""
+    ws, _ = await connect(episode.id, alice)
+    await ws.receive_from(timeout=5)
+    clock.advance(MAX_INTERVAL)
+    answer = await sync_to_async(_prompt_from_the_page)(alice, episode, htmx=False)
+    assert answer.status_code == 302 and "X-Jaiweb-Regions" not in answer
     assert 'id="tree"' in await ws.receive_from(timeout=5)  # the accepted prompt's pass
     made, _queries = await quiet_pass(clock, ws, clock.now)
-    if htmx:
-        assert made == {"quiet": 1} and 'id="stream-text"' in await ws.receive_from(timeout=5)
-    else:
-        assert made == {"unchanged": 1} and nothing_sent(ws)
+    assert made == {"unchanged": 1} and nothing_sent(ws)
     await asked_pass(clock, ws)
     await ws.disconnect()
