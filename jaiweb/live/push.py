@@ -3,8 +3,9 @@ channel layer, to the group of the session's watchers.
 
 Events only ever report a journal fact after its commit, and watchers that see a gap
 catch up from the journal, so a dropped send costs nothing but a re-read. An event that
-announces a fact carries the bump of this process's count of it (``versions``), which
-lets an unchanged watcher skip the database.
+announces a fact carries the bump of this process's count of it (``versions``): the
+kinds of fact it changed, which tell a watcher which regions to read, and the key its
+renderings are shared by.
 """
 
 from __future__ import annotations

@@ -575,9 +575,12 @@
   "use strict";
   var socket = null;
   var frames = 0; // frames the socket brought since it opened, counted as the server does
+  var writes = 0; // writes under way
   document.addEventListener("htmx:wsOpen", function (e) {
     socket = e.detail && e.detail.socketWrapper;
     frames = 0;
+    // a new socket (a reconnect) holds its regions back for the writes still under way
+    for (var i = 0; socket && i < writes; i++) socket.send(JSON.stringify({ type: "writing" }));
   });
   document.addEventListener("htmx:wsBeforeMessage", function () { frames += 1; });
   function writing(detail) {
@@ -585,10 +588,14 @@
     return !!verb && verb.toLowerCase() !== "get";
   }
   document.addEventListener("htmx:beforeRequest", function (e) {
-    if (socket && writing(e.detail)) socket.send(JSON.stringify({ type: "writing" }));
+    if (!writing(e.detail)) return;
+    writes += 1;
+    if (socket) socket.send(JSON.stringify({ type: "writing" }));
   });
   document.addEventListener("htmx:afterRequest", function (e) {
-    if (!socket || !writing(e.detail)) return;
+    if (!writing(e.detail)) return;
+    writes = Math.max(0, writes - 1);
+    if (!socket) return;
     var xhr = e.detail.xhr;
     var regions = (xhr && xhr.getResponseHeader("X-Jaiweb-Regions")) || "";
     // "seen": a region the socket sent after these frames came after the answer's

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from jaiweb.studio.consumers import QUIET_SECONDS
+from jaiweb.live.catch_up import QUIET_SECONDS
 from jaiweb.studio.regions import REGIONS
 from tests.support.browser import open_new_session
 
