@@ -21,9 +21,10 @@ What happens (the events):
 
 * ``Connected``: the socket was accepted. The page may hold anything, so every region
   and the stream are read.
-* ``Announced``: a committed change (the facts it names) or a run's event, maybe
-  numbered by its source. A gap in a source's numbers, or a source first heard of after
-  others, means events were lost: every region and the stream are read.
+* ``Announced``: a committed change (the facts it names: the regions they can change are
+  read; none named: every region) or a run's event, maybe numbered by its source. A gap
+  in a source's numbers, or a source first heard of after others, means events were
+  lost: every region and the stream are read.
 * ``Writing`` and ``Shown``: the page has a write under way, whose answer brings the
   regions it changes; the page swapped an answer's regions in (their digests).
 * ``Asked``: the page asked for every region and the stream, sent whatever it holds.

@@ -24,6 +24,7 @@ from tests.support.clocks import FakeClock
 from tests.support.queries import every_query
 from tests.support.sockets import connect, in_loop, nothing_sent, waiting_until
 from tests.support.threads import orm_thread
+from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -182,6 +183,7 @@ async def test_a_fact_re_renders_only_its_regions_and_the_page_asking_gets_all(
     balance = await sync_to_async(wallet_balance)(user=alice)
     await sync_to_async(credits_grant)(user=alice, amount=7)  # committed, then announced
     await announce(episode.id, 1, Elsewhere().change(fact), kind="journal_changed")
+    await wait_until_async(lambda: rendered, 10, "the fact's read")
     start = clock.now
     await ws.send_to(text_data='{"type": "catch_up"}')  # the page asks
     await waiting_until(clock, start + CATCH_UP_INTERVAL, "the page's catch-up's turn")
