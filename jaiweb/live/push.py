@@ -3,8 +3,9 @@ channel layer, to the group of the session's watchers.
 
 Events only ever report a journal fact after its commit, and watchers that see a gap
 catch up from the journal, so a dropped send costs nothing but a re-read. An event that
-announces a fact carries the bump of this process's count of it (``versions``), which
-lets an unchanged watcher skip the database.
+announces a fact carries the bump of this process's count of it (``versions``): the
+kinds of fact it changed, which tell a watcher which regions to read, and the key its
+renderings are shared by.
 """
 
 from __future__ import annotations
@@ -119,15 +120,6 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="jaiweb-events", daemon=True).start()
         return _loop
-
-
-def regions_answered(*, session_id: str) -> None:
-    """An HTTP answer carries the session's regions: its page swaps them in when it
-    arrives, which may be after a live pass sent newer ones. The session's watchers make
-    their quiet pass from the database, so that page ends on the journal's state."""
-    group_send_nowait(
-        group_name(session_id), {"type": "session.event", "event": {"type": "regions_answered"}}
-    )
 
 
 def group_send_nowait(group: str, message: dict[str, Any]) -> None:

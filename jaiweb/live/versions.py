@@ -1,5 +1,6 @@
-"""This process's count of each session's facts, by kind: what a watcher's catch-up asks
-before it reads the database ("has anything I show changed since my last pass?").
+"""This process's count of each session's facts, by kind: the version a region is rendered
+at when only the regions a change can touch are read, so that a session's watchers share
+one rendering of each (``jaiweb.studio.regions.changed_regions_html``).
 
 A count moves only after the fact's commit: the appender bumps it where it announces the
 fact (``ChannelLayerSink.emit`` for a run, whose loop emits after its write returned;
@@ -9,6 +10,8 @@ it bumps nothing. Another process's bump reaches this one with its announcement:
 first watcher here to receive it applies it, once (``change_observe``). An announcement
 that carries no change, or one that was lost, is covered the way it always was: a
 catch-up that reads the database (a gap, a quiet pass, a connect, the page asking).
+``last_event_number`` tells the quiet pass whether the page missed an event this
+process numbered (then it reads the stream too).
 """
 
 from __future__ import annotations
@@ -91,12 +94,6 @@ def change_observe(*, session_id: str, change: Any) -> bool:
         _seen[change_id] = None
         _add(session_id, [f for f in facts if f in FACT_KINDS])
     return True
-
-
-def change_is_local(change: Any) -> bool:
-    """Whether ``change`` was bumped in this process (so its count moved here before any
-    announcement of it could be lost)."""
-    return isinstance(change, dict) and str(change.get("id", "")).startswith(f"{PROCESS}-")
 
 
 def event_numbered(*, session_id: str, source: str, n: int) -> None:

@@ -122,10 +122,9 @@ class _Scrape:
         passes = CounterMetricFamily(
             "jaiweb_catch_up_passes",
             "Catch-up passes of this process's studio websockets, by kind: asked (a connect, "
-            "a gap, the page asking), quiet (after a burst, when the page may hold what this "
-            "process cannot tell), unannounced (after an event that did not say what "
-            "changed): these read every region from the database; changed (only the regions "
-            "whose facts moved), unchanged (none moved: no query).",
+            "lost events, the page asking), quiet (after a burst) and unannounced (after a "
+            "change that did not say what it changed) read every region from the database; "
+            "changed reads only the regions the announced facts can change.",
             labels=["kind"],
         )
         for kind, n in counts["passes"].items():

@@ -2,11 +2,12 @@
 
 Only the session's owner (and staff, read-only) may watch; anyone else is refused at the
 handshake, as for a session that does not exist. Events come from the runner (numbered)
-and from web requests (unnumbered: "re-read"); streamed text is appended as it comes,
-everything else is re-rendered from the journal for this watcher, in their language. A
-gap in the numbers, a restarted runner, a reconnect: all end in the same re-read.
-Every fragment is a template (templates/studio/stream/, studio/form-error.html), so what
-the model, a tool or a user typed is escaped the one way Django escapes it.
+and from the commands people give (unnumbered, announcing what they changed); streamed
+text is appended as it comes, and the regions are rendered from the journal for this
+watcher, in their language. What to read, what to send and when to wake is planned by
+``jaiweb.live.catch_up.plan``; the consumer carries out its actions and tells it what came
+of them. Every fragment is a template (templates/studio/stream/, studio/form-error.html),
+so what the model, a tool or a user typed is escaped the one way Django escapes it.
 """
 
 from __future__ import annotations
@@ -29,29 +30,41 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from jaiweb.commands.access import session_for
-from jaiweb.live.push import group_name
-from jaiweb.live.versions import (
-    change_is_local,
-    change_observe,
-    fact_counts,
-    last_event_number,
+from jaiweb.live.catch_up import (
+    CATCH_UP_INTERVAL,
+    Announced,
+    Asked,
+    Connected,
+    Read,
+    ReadDone,
+    Send,
+    Shown,
+    Wake,
+    Watch,
+    Woken,
+    Writing,
+    plan,
 )
+from jaiweb.live.push import group_name
+from jaiweb.live.versions import change_observe, event_facts, fact_counts, last_event_number
 from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.pass_counts import pass_count
 from jaiweb.studio.regions import (
     REGIONS,
-    catch_up_html,
+    catch_up_parts,
     changed_regions_html,
+    region_digest,
     region_versions,
+    shown_regions,
 )
 from jaiweb.studio.stream import end_label, progress_label, step_label
 from journal.jsonvalues import json_loads
 
 log = logging.getLogger(__name__)
 
-MAX_FRAME = 4096  # the page only ever sends {"type": "catch_up"}
+MAX_FRAME = 4096  # the page sends {"type": "catch_up"}, "writing" and "shown" (regions named)
 
 
 def watcher_language(scope: dict[str, Any]) -> str:
@@ -101,39 +114,26 @@ def _changed_regions(
     )
 
 
-def _regions(
+def _whole(
     session_id: str,
     language: str,
-    with_stream: bool = False,
-    versions: dict[str, tuple[int, ...]] | None = None,
-) -> str:
-    """Render every region of the session, and with ``with_stream`` the stream too.
+    with_stream: bool,
+    versions: dict[str, tuple[int, ...]],
+) -> tuple[dict[str, str], str]:
+    """Every region of the session as the database has it, by name, and with
+    ``with_stream`` the stream as the journal has it; nothing of a session gone.
 
-    The stream is read as the journal has it, for a watcher that may have missed the run's
-    events: after a connect, a gap, or a quiet spell after a burst. ``versions`` are the
-    regions' versions read before, that is what the last passes rendered."""
+    ``versions`` are the regions' versions read before, that is what the last passes
+    rendered."""
     try:
         session = session_get(session_id=session_id)
     except SessionNotFound:  # deleted while watched
-        return ""
-    html, stream = catch_up_html(
+        return {}, ""
+    return catch_up_parts(
         session=session, language=language, versions=versions, with_stream=with_stream
     )
-    if with_stream:  # after the regions, and not part of what "unchanged" compares
-        html += STREAM_MARK + stream
-    return html
 
 
-STREAM_MARK = "<!--stream-->"  # between the regions and the stream in a pass's HTML
-
-# A catch-up runs this long after the last event of a burst. The journal's final state then
-# reaches the watcher even when the burst's last event was lost, as a full channel drops
-# messages.
-QUIET_SECONDS = 1.5
-# A watcher gets at most one catch-up this often. A run's journal facts come in bursts, and
-# each pass re-renders every region, so the first fact of a burst is rendered at once and
-# the rest together at the end of it.
-CATCH_UP_INTERVAL = 0.2
 # A process catching up many sessions at once spaces the passes further apart. A run's
 # facts come farther apart when it shares the process with many others, and at a pass per
 # fact the catch-ups' CPU per operation grew with the number of sessions. Past
@@ -143,7 +143,6 @@ CATCH_UP_INTERVAL = 0.2
 SESSIONS_PER_INTERVAL = 4
 BUSY_SECONDS = 1.0
 MAX_INTERVAL = 1.0
-MAX_SOURCES = 16  # sources of numbered events a watcher follows (runners of a cluster)
 MAX_STEPS_TIMED = 16  # running steps whose start a watcher keeps for their progress line
 _busy: OrderedDict[str, float] = OrderedDict()  # session id -> its last pass (``clock``)
 
@@ -161,41 +160,18 @@ def pass_interval(session_id: str, now: float) -> float:
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
+    """Carries out a watcher's plan (``jaiweb.live.catch_up``).
+
+    Every event goes to ``plan`` with the time; its ``Read`` runs on a renderer thread
+    beside the event handlers (deltas keep flowing while the journal is read), its
+    ``Send`` goes out at once, and its ``Wake`` moves the one timer the watcher has."""
+
     # The timers' clock: monotonic seconds, and a sleep on that clock. The real ones unless
     # given (``as_asgi(clock=…, sleep=…)``, or a test setting a fake clock's on the class).
     clock: Callable[[], float] = staticmethod(time.monotonic)
     sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)
 
     group: str | None = None
-    catching_up: asyncio.Task | None = None
-    # The task that catches up once a burst of events has gone quiet, and when it is due on
-    # ``clock``: QUIET_SECONDS after the last event.
-    quiet: asyncio.Task | None = None
-    quiet_at = 0.0
-    # The hash of the regions last sent whole. A pass that finds them unchanged sends nothing.
-    sent: int | None = None
-    # Each region's version (``region_versions``) and hash as last sent. An unforced pass
-    # renders and sends only the regions whose facts moved, and runs no query when none did.
-    sent_versions: dict[str, tuple[int, ...]] = {}
-    sent_parts: dict[str, int] = {}
-    # Set when an event announced a change without its version bump. The next pass then
-    # reads every region from the database.
-    unknown_change = False
-    # Set when the next pass must send every region, even those this watcher already has.
-    force = False
-    # Set with ``force`` when a connect, a gap or the page asked for the pass. The pass is
-    # then counted as asked for, not as a quiet pass.
-    asked = False
-    # Set when the page may hold what this process's counts cannot tell: a change bumped in
-    # another process, whose announcement to here may be lost; a change announced without
-    # its bump; or an HTTP answer's regions swapped in after a newer pass. A forced pass
-    # reads through all of it and clears the flag. While it is set, the pass after a quiet
-    # spell is forced.
-    counts_blind = False
-    # When the last catch-up pass started on ``clock``, and how long after it the next pass
-    # may start (``pass_interval``).
-    last_pass = float("-inf")
-    interval = CATCH_UP_INTERVAL
 
     def __init__(
         self,
@@ -211,6 +187,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
             self.sleep = sleep
         self._retries = itertools.count(1)
         self._step_started: dict[str, int] = {}  # a running step's start, by its call id
+        self.watch = Watch()
+        self.frames = 0  # frames sent, counted as the page counts them
+        self.replies: list[str] = []  # the committed replies of the running operation
+        self._read: tuple[dict[str, str], str] = ({}, "")  # the last read's regions, stream
+        self._reading: asyncio.Task | None = None
+        self._timer: asyncio.Task | None = None
+        self._timer_at: float | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -223,15 +206,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
             return
         self.session_id = session_id
         self.language = watcher_language(self.scope)
-        # The last number seen from each source of numbered events (a sink: the studio's
-        # runner, or each runner of a cluster); ``None`` for events that name none.
-        self.last_n: dict[str | None, int] = {}
-        self.replies: list[str] = []  # the committed replies of the running operation
-        self.again = False  # another catch-up was asked for while one ran
         self.group = group_name(session_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        await self.catch_up()
+        await self._plan(Connected())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # A live event touches no database connection of this thread (catch-ups render on
@@ -243,10 +221,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await super().dispatch(message)
 
     async def disconnect(self, code: int) -> None:
-        if self.quiet is not None:
-            self.quiet.cancel()
-        if self.catching_up is not None:
-            self.catching_up.cancel()
+        for task in (self._timer, self._reading):
+            if task is not None:
+                task.cancel()
         if self.group is not None:
             _busy.pop(self.session_id, None)  # another watcher of it puts it back
             await self.channel_layer.group_discard(self.group, self.channel_name)
@@ -256,7 +233,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             if text_data is None or len(text_data) > MAX_FRAME:
                 raise ValueError("not a short text frame")
             message = json_loads(text_data)
-            if not isinstance(message, dict) or message.get("type") != "catch_up":
+            kind = message.get("type") if isinstance(message, dict) else None
+            if kind not in ("catch_up", "writing", "shown"):
                 raise ValueError("unknown message")
         except ValueError:
             # JSON nested deeper than Python recurses fits in MAX_FRAME ("[" * 2000): a
@@ -266,162 +244,122 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 text = _("The page sent a message the server did not understand; nothing changed.")
             await self.send(text_data=alert_html(text))
             return
-        await self.catch_up()
+        if kind == "writing":  # its answer will bring the regions it changes
+            await self._plan(Writing())
+        elif kind == "shown":  # the page swapped in an HTTP answer's regions
+            seen = message.get("seen")
+            regions = shown_regions(message.get("regions"))
+            shown = tuple((name, regions[name]) for name in REGIONS if name in regions)
+            await self._plan(Shown(regions=shown, seen=seen if isinstance(seen, int) else 0))
+        else:
+            await self._plan(Asked())
 
-    async def catch_up(self) -> None:
-        """Asked for (a connect, a gap, the page): sent even when nothing changed."""
-        self.force = self.asked = True
-        self._catch_up_soon()
+    async def send(self, text_data=None, bytes_data=None, close=False) -> None:
+        self.frames += 1  # before any wait: a Send planned for the next frame gets it
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
-    def _catch_up_soon(self) -> None:
-        """Re-read the journal and send every region: the journal is the truth.
+    # --- carrying out the plan ---------------------------------------------------------
 
-        Runs beside the event handlers, so deltas keep flowing while the database is read
-        (a blocked handler lets the channel fill up and drop events); requests arriving
-        meanwhile are folded into one more pass.
-        """
-        if self.catching_up is not None and not self.catching_up.done():
-            self.again = True
-            return
-        self.catching_up = asyncio.ensure_future(self._catch_up_passes())
+    async def _plan(self, event: Any) -> None:
+        self.watch, actions = plan(self.watch, event, self.clock())
+        woken_at = None
+        for action in actions:
+            if isinstance(action, Send):
+                await self._send_read(action)
+            elif isinstance(action, Read):
+                self._reading = asyncio.ensure_future(self._carry_out(action))
+            elif isinstance(action, Wake):
+                woken_at = action.at
+        self._set_timer(woken_at)
 
-    async def _catch_up_passes(self) -> None:
+    async def _carry_out(self, read: Read) -> None:
+        """Render what ``read`` names on a renderer thread, then report it to the plan."""
+        pass_count(read.kind)
+        interval = pass_interval(self.session_id, self.clock())
         loop = asyncio.get_running_loop()
-        self.again = True
-        while self.again:
-            # The rest of a burst waits out the interval since the last pass, then goes
-            # in one pass; a change after a quiet spell goes at once.
-            wait = self.last_pass + self.interval - self.clock()
-            if wait > 0:
-                await self.sleep(wait)
-            self.again = False
-            force, self.force = self.force, False
-            asked, self.asked = self.asked, False
-            whole, self.unknown_change = force or self.unknown_change, False
-            if force:  # what made the page unknowable before now, this pass reads through
-                self.counts_blind = False
-            self.last_pass = self.clock()
-            self.interval = pass_interval(self.session_id, self.last_pass)
-            # Read before the journal: a bump during the read is a change for the next pass.
-            versions = region_versions(fact_counts(self.session_id))
-            if whole:
-                pass_count("asked" if asked else "quiet" if force else "unannounced")
-                sent = await self._whole_pass(loop, versions, force)
+        # Read before the journal: a bump during the read is a change for the next pass.
+        versions = region_versions(fact_counts(self.session_id))
+        try:
+            if read.whole:
+                parts, stream = await loop.run_in_executor(
+                    _RENDERERS,
+                    _on_a_renderer,
+                    _whole,
+                    self.session_id,
+                    self.language,
+                    read.stream,
+                    versions,
+                )
             else:
-                sent = await self._changed_pass(loop, versions)
-            if not sent:
-                return
+                parts = await loop.run_in_executor(
+                    _RENDERERS,
+                    _on_a_renderer,
+                    _changed_regions,
+                    self.session_id,
+                    self.language,
+                    versions,
+                    list(read.names),
+                )
+                stream = ""
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the next event's pass reads again
+            log.exception("a catch-up of %s failed", self.session_id)
+            parts, stream = {}, ""
+        self._read = (parts, stream)
+        digests = tuple((name, region_digest(parts[name])) for name in REGIONS if name in parts)
+        await self._plan(ReadDone(digests=digests, interval=interval, frames=self.frames))
 
-    async def _whole_pass(self, loop, versions: dict[str, tuple[int, ...]], force: bool) -> bool:
-        """Every region read from the database (forced: and the stream; sent unchanged too)."""
-        html = await loop.run_in_executor(
-            _RENDERERS, _on_a_renderer, _regions, self.session_id, self.language, force, versions
-        )
-        regions, _mark, stream = html.partition(STREAM_MARK)
-        if regions and (force or hash(regions) != self.sent):
-            if not await self._send(regions + stream):
-                return False
-            self.sent = hash(regions)
-        if regions:
-            self.sent_versions, self.sent_parts = versions, {}
-        return True
-
-    async def _changed_pass(self, loop, versions: dict[str, tuple[int, ...]]) -> bool:
-        """Only the regions whose facts moved since they were sent; none moved: no query."""
-        names = [name for name in REGIONS if versions[name] != self.sent_versions.get(name)]
-        pass_count("changed" if names else "unchanged")
-        if not names:
-            return True
-        parts = await loop.run_in_executor(
-            _RENDERERS,
-            _on_a_renderer,
-            _changed_regions,
-            self.session_id,
-            self.language,
-            versions,
-            names,
-        )
-        if not parts:  # the session is gone
-            return True
-        fresh = {
-            name: html for name, html in parts.items() if hash(html) != self.sent_parts.get(name)
-        }
-        if fresh and not await self._send("".join(fresh.values())):
-            return False
-        self.sent_versions = {**self.sent_versions, **{n: versions[n] for n in parts}}
-        self.sent_parts = {**self.sent_parts, **{n: hash(h) for n, h in parts.items()}}
-        self.sent = None  # the page no longer holds the whole HTML last hashed
-        return True
-
-    async def _send(self, html: str) -> bool:
+    async def _send_read(self, send: Send) -> None:
+        parts, stream = self._read
+        html = "".join(parts[name] for name in send.names) + (stream if send.stream else "")
         try:
             await self.send(text_data=html)
         except Exception:  # the socket closed while the journal was read
             log.debug("a catch-up for a closed socket of %s", self.session_id)
-            return False
-        return True
 
-    def _catch_up_when_quiet(self) -> None:
-        """Schedule a catch-up QUIET_SECONDS after the last event.
+    def _set_timer(self, at: float | None) -> None:
+        if at == self._timer_at and self._timer is not None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = None, at
+        if at is not None:
+            self._timer = asyncio.ensure_future(self._wake_at(at))
 
-        Each event moves the catch-up on. One task per burst waits for it, not one timer per
-        event."""
-        self.quiet_at = self.clock() + QUIET_SECONDS
-        if self.quiet is None or self.quiet.done():
-            self.quiet = asyncio.ensure_future(self._wait_for_quiet())
-
-    async def _wait_for_quiet(self) -> None:
-        while (left := self.quiet_at - self.clock()) > 0:
+    async def _wake_at(self, at: float) -> None:
+        while (left := at - self.clock()) > 0:
             await self.sleep(left)
-        self._gone_quiet()
+        self._timer, self._timer_at = None, None  # this task is done: nothing cancels it
+        await self._plan(Woken(last_local=last_event_number(self.session_id)))
 
-    def _gone_quiet(self) -> None:
-        # From the database (forced), unless this process's counts and event numbers tell
-        # everything the page holds: then the page has every event since its last pass,
-        # and a pass of the regions whose counts moved (none, mostly: no query) is enough.
-        if self.counts_blind or not self._saw_every_local_event():
-            self.force = True
-        self._catch_up_soon()
-
-    def _saw_every_local_event(self) -> bool:
-        """Say whether this page missed none of the run's events.
-
-        It missed none when every numbered event it got came from this process, and the last one
-        a sink here numbered is among them."""
-        local = last_event_number(self.session_id)
-        if local is None:
-            return not self.last_n
-        source, n = local
-        return set(self.last_n) <= {source} and self.last_n.get(source) == n
+    # --- the run's events ---------------------------------------------------------------
 
     async def session_event(self, message: dict[str, Any]) -> None:
-        self._catch_up_when_quiet()
         event = message.get("event") or {}
         n = event.get("n")
-        if isinstance(n, int):
-            source = event.get("src") if isinstance(event.get("src"), str) else None
-            last = self.last_n.get(source)
-            # A dropped event; or a source first heard of after others (a restarted runner,
-            # a runner's first run of this session while this page watched): what it
-            # numbered before may never have come here.
-            missed = n != last + 1 if last is not None else bool(self.last_n)
-            self.last_n[source] = n
-            while len(self.last_n) > MAX_SOURCES:  # runners restarted many times over
-                del self.last_n[next(iter(self.last_n))]
-            if missed:
-                await self.catch_up()
+        source = event.get("src") if isinstance(event.get("src"), str) else None
+        change = message.get("change")
+        # What changed: the facts its change names; none for a run's event that announces
+        # none (streamed text, a tool's start); anything, for one that does not say.
+        if change is not None and change_observe(session_id=self.session_id, change=change):
+            facts: frozenset[str] | None = frozenset(change["facts"])
+        elif not event_facts(event):
+            facts = frozenset()
+        else:
+            facts = None
+        await self._plan(Announced(facts=facts, source=source, n=n if isinstance(n, int) else None))
+        await self._fragment_of(event)
+
+    async def _fragment_of(self, event: dict[str, Any]) -> None:
+        """Send what the run's event itself shows: streamed text, a step, a reply."""
         kind = event.get("type")
-        if kind == "regions_answered":  # the journal did not change: no pass before quiet
-            self.counts_blind = True
-            return
         if kind == "text_delta":
             await self.send(text_data=_fragment("delta", text=str(event.get("text", ""))))
-            return
-        if kind == "operation_started":  # the regions show nothing new (versions.EVENT_FACTS)
+        elif kind == "operation_started":
             self.replies = []
             await self.send(text_data=_fragment("started"))
-            return
-        if kind == "entry_committed":
+        elif kind == "entry_committed":
             reply = _assistant_text(event.get("entry"))
             if reply:
                 # The journal's copy of the reply replaces what streamed, so a delta the
@@ -429,32 +367,21 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 # One paragraph per reply; the next reply's deltas follow the last one.
                 self.replies.append(reply)
                 await self.send(text_data=_fragment("replies", replies=self.replies))
-        elif kind == "tool_started":
-            await self.send(text_data=self._step(event, finished=False))
-            return  # nothing in the journal changed that the regions show
+        elif kind in ("tool_started", "tool_finished"):
+            await self.send(text_data=self._step(event, finished=kind == "tool_finished"))
         elif kind == "tool_progress":
             await self.send(text_data=self._progress(event))
-            return  # a render's progress is no journal fact
-        elif kind == "tool_finished":
-            await self.send(text_data=self._step(event, finished=True))
         elif kind == "model_retry":
             with translation.override(self.language):
                 line = _("The model's answer broke off; asking again.")
             attempt = event.get("attempt_id")
             which = f"{event.get('operation_id', '')}-{attempt}" if attempt else next(self._retries)
             await self.send(text_data=_step_line(f"retry-{which}", line))
-            return
         elif kind == "operation_finished":
             with translation.override(self.language):
                 error = (event.get("error") or {}).get("message")
                 line = end_label(str(event.get("outcome", "")), error)
             await self.send(text_data=_step_line(f"end-{event.get('operation_id', '')}", line))
-        change = message.get("change")
-        if not change_observe(session_id=self.session_id, change=change):
-            self.unknown_change = True  # a sender that does not say what changed
-        if not change_is_local(change):
-            self.counts_blind = True
-        self._catch_up_soon()
 
     def _progress(self, event: dict[str, Any]) -> str:
         tool = str(event.get("tool", ""))

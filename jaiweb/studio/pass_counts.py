@@ -10,12 +10,11 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-# A watcher's passes that read every region from the database: ``asked`` (a connect, a
-# gap, the page asking), ``quiet`` (the one after a burst, when this process's counts
-# cannot tell what the page holds), ``unannounced`` (after an event that did not say what
-# changed); and the others: ``changed`` (only the regions whose facts moved),
-# ``unchanged`` (nothing moved: no query, nothing sent).
-PASS_KINDS = ("asked", "quiet", "unannounced", "changed", "unchanged")
+# A watcher's passes (``jaiweb.live.catch_up.Read``): ``asked`` (a connect, lost events, the
+# page asking), ``quiet`` (the one after a burst) and ``unannounced`` (after a change that
+# did not say what it changed) read every region from the database; ``changed`` reads only
+# the regions the announced facts can change.
+PASS_KINDS = ("asked", "quiet", "unannounced", "changed")
 # A rendering from the database, shared by the watchers of a session and language:
 # ``path`` (the tree and the strip: the whole context), ``run`` (the run and the leaf's
 # state alone), ``credits`` (the balance alone), ``cached`` (a whole pass served by what

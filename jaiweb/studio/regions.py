@@ -7,6 +7,7 @@ journal (never from an event's payload) is what makes a missed or repeated event
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -17,7 +18,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from jaiweb.commands.status import UNREAD
-from jaiweb.live.push import regions_answered
+from jaiweb.live.catch_up import FACT_REGIONS, REGIONS
 from jaiweb.render.backends import backend_label
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import PANEL_COST
@@ -36,16 +37,6 @@ from jaiweb.studio.tree import active_path_view
 from journal.lettering import LAYOUT_NAMES
 from journal.pages import layout_in
 from journal.variants import choices_of
-
-REGIONS = (
-    "tree",
-    "strip",
-    "character-state",
-    "credits",
-    "session-notice",
-    "controls",
-    "prompt-leaf",
-)
 
 
 def studio_context(
@@ -96,12 +87,39 @@ def regions_html(
     return "".join(region_parts(context=ctx, language=language, names=REGIONS).values())
 
 
-def answer_regions_html(*, session: ComicSession, language: str | None) -> str:
-    """``regions_html`` for an HTTP answer. The page swaps it in when the answer arrives,
-    which may be after a live pass sent newer regions: the session's watchers are told, so
-    that their quiet pass reads the database and leaves that page on the journal's state."""
-    regions_answered(session_id=session.id)
-    return regions_html(session=session, language=language)
+def region_digest(html: str) -> str:
+    """A short digest of one region's HTML: what a page holds of it, told back by the page."""
+    return hashlib.blake2b(html.encode(), digest_size=8).hexdigest()
+
+
+def regions_header(parts: dict[str, str]) -> str:
+    """The ``X-Jaiweb-Regions`` value of an answer carrying ``parts``: each region's name and
+    digest, so that the page can tell its socket what it now shows."""
+    return ",".join(f"{name}={region_digest(html)}" for name, html in parts.items())
+
+
+def shown_regions(value: object) -> dict[str, str]:
+    """The regions a page says it shows (an ``X-Jaiweb-Regions`` value it sent back), by name.
+
+    Anything that is not a known region with a digest of the right form is left out."""
+    if not isinstance(value, str) or len(value) > 1024:
+        return {}
+    shown = {}
+    for item in value.split(","):
+        name, _eq, digest = item.partition("=")
+        if name in REGIONS and len(digest) == 16 and all(c in "0123456789abcdef" for c in digest):
+            shown[name] = digest
+    return shown
+
+
+def answer_regions(*, session: ComicSession, language: str | None) -> tuple[str, str]:
+    """Every region for an HTTP answer, and its ``X-Jaiweb-Regions`` header value.
+
+    The answer only answers: the command that made the change announced it after its commit.
+    The page, once it has swapped the regions in, tells its socket their digests, so that
+    the socket does not send them again."""
+    parts = region_parts(context=studio_context(session=session), language=language, names=REGIONS)
+    return "".join(parts.values()), regions_header(parts)
 
 
 def region_parts(*, context: dict, language: str | None, names: Iterable[str]) -> dict[str, str]:
@@ -111,15 +129,6 @@ def region_parts(*, context: dict, language: str | None, names: Iterable[str]) -
         return {name: render_to_string(f"studio/regions/{name}.html", ctx) for name in names}
 
 
-# What each kind of fact (jaiweb.live.versions) can change on the page; a ``session`` fact
-# changes every region. An entry moves the leaf, which the tree, the prompt's and the
-# character forms' leaf fields show, and may add a panel or write a queued input.
-FACT_REGIONS: dict[str, tuple[str, ...]] = {
-    "entry": ("tree", "strip", "character-state", "controls", "prompt-leaf"),
-    "app_state": ("tree", "character-state", "prompt-leaf"),
-    "operation": ("controls", "session-notice", "character-state"),
-    "wallet": ("credits", "controls"),  # the controls show the balance by the paid buttons
-}
 REGION_FACTS: dict[str, tuple[str, ...]] = {
     name: ("session", *(fact for fact, names in FACT_REGIONS.items() if name in names))
     for name in REGIONS
@@ -236,7 +245,21 @@ def catch_up_html(
     versions: dict[str, tuple[int, ...]] | None = None,
     with_stream: bool = False,
 ) -> tuple[str, str]:
-    """Render every region, and with ``with_stream`` the stream as the journal has it.
+    """``catch_up_parts`` with the regions joined into one HTML string."""
+    parts, stream = catch_up_parts(
+        session=session, language=language, versions=versions, with_stream=with_stream
+    )
+    return "".join(parts.values()), stream
+
+
+def catch_up_parts(
+    *,
+    session: ComicSession,
+    language: str,
+    versions: dict[str, tuple[int, ...]] | None = None,
+    with_stream: bool = False,
+) -> tuple[dict[str, str], str]:
+    """Render every region, by name, and with ``with_stream`` the stream as the journal has it.
 
     The regions are those of ``regions_html_shared`` and the stream is ``stream_html``. Each
     is rendered once per database version and language, because the quiet passes after a run
@@ -244,7 +267,7 @@ def catch_up_html(
     or with the entries a new operation appends."""
     state, shared = _version(session)
     key = (*state, language)
-    html = _cached(key)
+    html: dict[str, str] | None = _cached(key)
     if html is None and versions is not None:
         html = _composed(session.id, language, versions, state)
         if html is not None:
@@ -259,7 +282,7 @@ def catch_up_html(
                 language=language,
                 names=REGIONS,
             )
-            items: dict[tuple, Any] = {key: "".join(parts.values())}
+            items: dict[tuple, Any] = {key: parts}
             for name, part in (parts if versions is not None else {}).items():
                 items[(session.id, name, versions[name], language)] = (part, state)
             _store(items)
@@ -267,7 +290,9 @@ def catch_up_html(
         _once(key, render)
         html = _cached(key)
     if html is None:
-        html = regions_html(session=session, language=language)
+        html = region_parts(
+            context=studio_context(session=session), language=language, names=REGIONS
+        )
     if not with_stream:
         return html, ""
     stream_key = ("stream", *key)
@@ -288,15 +313,17 @@ def _stream_read(session: ComicSession, language: str) -> str:
     return stream_html(session=session, language=language)
 
 
-def _composed(session_id: str, language: str, versions: dict, state: tuple) -> str | None:
+def _composed(
+    session_id: str, language: str, versions: dict, state: tuple
+) -> dict[str, str] | None:
     """Every region from the per-version cache, if each was rendered from ``state``."""
-    parts = []
+    parts = {}
     for name in REGIONS:
         cached = _cached((session_id, name, versions[name], language))
         if cached is None or cached[1] != state:
             return None
-        parts.append(cached[0])
-    return "".join(parts)
+        parts[name] = cached[0]
+    return parts
 
 
 def changed_regions_html(

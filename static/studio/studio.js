@@ -563,3 +563,42 @@
     }
   });
 })();
+
+// --- an answer's regions, told to the socket. A write's answer carries the regions it
+// changed; the command that made the change also announced it to the session's sockets.
+// While a write is under way the page asks its socket to hold its regions back
+// ("writing"), and once the answer is swapped in it says which regions it now shows
+// ("shown", the answer's X-Jaiweb-Regions header: each region's name and digest, and how
+// many of the socket's frames the page had then), so the socket sends only what the
+// answer did not bring.
+(function () {
+  "use strict";
+  var socket = null;
+  var frames = 0; // frames the socket brought since it opened, counted as the server does
+  var writes = 0; // writes under way
+  document.addEventListener("htmx:wsOpen", function (e) {
+    socket = e.detail && e.detail.socketWrapper;
+    frames = 0;
+    // a new socket (a reconnect) holds its regions back for the writes still under way
+    for (var i = 0; socket && i < writes; i++) socket.send(JSON.stringify({ type: "writing" }));
+  });
+  document.addEventListener("htmx:wsBeforeMessage", function () { frames += 1; });
+  function writing(detail) {
+    var verb = detail && detail.requestConfig && detail.requestConfig.verb;
+    return !!verb && verb.toLowerCase() !== "get";
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (!writing(e.detail)) return;
+    writes += 1;
+    if (socket) socket.send(JSON.stringify({ type: "writing" }));
+  });
+  document.addEventListener("htmx:afterRequest", function (e) {
+    if (!writing(e.detail)) return;
+    writes = Math.max(0, writes - 1);
+    if (!socket) return;
+    var xhr = e.detail.xhr;
+    var regions = (xhr && xhr.getResponseHeader("X-Jaiweb-Regions")) || "";
+    // "seen": a region the socket sent after these frames came after the answer's
+    socket.send(JSON.stringify({ type: "shown", regions: regions, seen: frames }));
+  });
+})();

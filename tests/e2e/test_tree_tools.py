@@ -73,19 +73,15 @@ def draw(page, session_id: str, text: str) -> list[str]:
     return turn_of(page, session_id, lambda: run_with_approval(page, session_id, text))
 
 
-WATCH_SOCKET = """() => document.addEventListener("htmx:wsAfterMessage", () => {
-    window.wsLeaf = document.getElementById("prompt-leaf").value; })"""
-
-
 def caught_up(page, session_id: str) -> None:
-    """The socket has sent the regions of the session as it is now: a catch-up rendered
-    before the last write (a rewind, a hand edit) may still arrive after its HTMX answer,
-    with the old leaf that the next prompt would send; passes go in order, so once one
-    shows the new leaf no older one follows."""
+    """The page shows the session's leaf as it is now: the write's answer is swapped in.
+    No catch-up of the socket's from before the write follows it: the socket holds its
+    regions back while the page's write is under way, and the page tells it what the
+    answer brought."""
     from jaiweb.store.models import ComicSession
 
     leaf = ComicSession.objects.get(pk=session_id).leaf_id
-    wait_until(lambda: page.evaluate("window.wsLeaf") == leaf, 10, "the socket's catch-up")
+    wait_until(lambda: page.locator("#prompt-leaf").input_value() == leaf, 10, "the answer's leaf")
 
 
 def continue_after(page, session_id: str, entry_id: str) -> None:
@@ -149,7 +145,6 @@ def test_costs_labels_search_and_filters(shared_studio, page):
     page.wait_for_url(SESSION_URL)
     session_id = SESSION_URL.search(page.url).group(1)
     wait_ws_open(page)
-    page.evaluate(WATCH_SOCKET)
 
     ring = say(page, session_id, RING)
     laxative = draw(page, session_id, LAXATIVE)

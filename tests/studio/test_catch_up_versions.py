@@ -1,6 +1,6 @@
 """Watchers' catch-ups by this process's count of each session's facts (jaiweb.live.versions):
-an unchanged session costs no query, a fact re-renders only the regions it can change, once
-for every watcher in each language, and a forced pass still sends everything."""
+a change announced again costs no query, a fact re-renders only the regions it can change,
+once for every watcher in each language, and the page asking still gets everything."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from jaiweb.commands.sessions import prompt_submit
-from jaiweb.live import versions
+from jaiweb.live import catch_up, versions
 from jaiweb.live.push import ChannelLayerSink, group_name
 from jaiweb.render.selectors import wallet_balance
 from jaiweb.render.services import credits_grant
@@ -24,6 +24,7 @@ from tests.support.clocks import FakeClock
 from tests.support.queries import every_query
 from tests.support.sockets import connect, in_loop, nothing_sent, waiting_until
 from tests.support.threads import orm_thread
+from tests.support.waiting import wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,7 +38,7 @@ def clock(monkeypatch) -> FakeClock:
     fake = FakeClock()
     monkeypatch.setattr(SessionConsumer, "clock", staticmethod(fake.monotonic))
     monkeypatch.setattr(SessionConsumer, "sleep", staticmethod(fake.sleep))
-    monkeypatch.setattr(consumers, "QUIET_SECONDS", 600)
+    monkeypatch.setattr(catch_up, "QUIET_SECONDS", 600)
     return fake
 
 
@@ -120,19 +121,22 @@ def test_a_runs_events_carry_their_bumps_which_another_process_applies_once(epis
 
 
 @in_loop
-async def test_an_unchanged_session_costs_no_query_on_an_unforced_pass(alice, episode, clock):
+async def test_a_change_announced_again_costs_no_query_and_sends_nothing(alice, episode, clock):
     ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     clock.advance(CATCH_UP_INTERVAL)
     elsewhere = Elsewhere()
     wallet = elsewhere.change("wallet")
+    balance = await sync_to_async(wallet_balance)(user=alice)
+    await sync_to_async(credits_grant)(user=alice, amount=5)
     with every_query() as changed_pass:
         await announce(episode.id, 1, wallet)
         await ws.receive_from(timeout=5)  # the step line
-        assert region_ids(await ws.receive_from(timeout=5)) == {"credits", "controls"}
+        frame = await ws.receive_from(timeout=5)
+    assert region_ids(frame) == {"credits", "controls"}
+    assert f'data-balance="{balance + 5}"' in frame
     assert changed_pass  # the counter sees the renderers' queries
-    balance = await sync_to_async(wallet_balance)(user=alice)
-    await sync_to_async(credits_grant)(user=alice, amount=5)  # not announced yet
+    await sync_to_async(credits_grant)(user=alice, amount=2)  # not announced yet
     start = clock.now
     with every_query() as queries:
         await announce(episode.id, 2, wallet)  # the same bump again: nothing new
@@ -147,12 +151,12 @@ async def test_an_unchanged_session_costs_no_query_on_an_unforced_pass(alice, ep
     clock.advance(CATCH_UP_INTERVAL)
     frame = await ws.receive_from(timeout=5)
     assert region_ids(frame) == {"credits", "controls"}
-    assert f'data-balance="{balance + 5}"' in frame
+    assert f'data-balance="{balance + 7}"' in frame
     await ws.disconnect()
 
 
 @pytest.mark.parametrize(
-    ("fact", "shown"),
+    ("fact", "read"),
     [
         ("wallet", {"credits", "controls"}),  # the controls show it by the paid buttons
         ("operation", {"controls", "session-notice", "character-state"}),
@@ -162,25 +166,38 @@ async def test_an_unchanged_session_costs_no_query_on_an_unforced_pass(alice, ep
     ],
 )
 @in_loop
-async def test_a_fact_re_renders_only_its_regions_and_a_forced_pass_sends_all(
-    alice, episode, clock, fact, shown
+async def test_a_fact_re_renders_only_its_regions_and_the_page_asking_gets_all(
+    alice, episode, clock, monkeypatch, fact, read
 ):
+    rendered: list[set[str]] = []
+    real = consumers._changed_regions
+
+    def recording(session_id, language, versions, names):
+        rendered.append(set(names))
+        return real(session_id, language, versions, names)
+
+    monkeypatch.setattr(consumers, "_changed_regions", recording)
     ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     clock.advance(CATCH_UP_INTERVAL)
     balance = await sync_to_async(wallet_balance)(user=alice)
     await sync_to_async(credits_grant)(user=alice, amount=7)  # committed, then announced
     await announce(episode.id, 1, Elsewhere().change(fact), kind="journal_changed")
-    frame = await ws.receive_from(timeout=5)
-    assert region_ids(frame) == shown
-    # the balance, where a region shows it, is the one just committed
-    assert (f'data-balance="{balance + 7}"' in frame) == bool({"credits", "controls"} & shown)
+    await wait_until_async(lambda: rendered, 10, "the fact's read")
     start = clock.now
-    await ws.send_to(text_data='{"type": "catch_up"}')  # the page asks: nothing changed
+    await ws.send_to(text_data='{"type": "catch_up"}')  # the page asks
     await waiting_until(clock, start + CATCH_UP_INTERVAL, "the page's catch-up's turn")
+    assert rendered == [read]
+    shows_balance = {"credits", "controls"} & read
+    if shows_balance:  # what the fact's pass sent: only the regions the grant changed
+        changed = await ws.receive_from(timeout=5)
+        assert region_ids(changed) == shows_balance
+        assert f'data-balance="{balance + 7}"' in changed
+    assert nothing_sent(ws)
     clock.advance(CATCH_UP_INTERVAL)
-    forced = await ws.receive_from(timeout=5)
-    assert region_ids(forced) == EVERY_REGION and f'data-balance="{balance + 7}"' in forced
+    everything = await ws.receive_from(timeout=5)
+    assert region_ids(everything) == EVERY_REGION
+    assert f'data-balance="{balance + 7}"' in everything
     await ws.disconnect()
 
 

@@ -17,14 +17,13 @@ from channels.testing import WebsocketCommunicator
 
 from jaiweb.asgi import application
 from jaiweb.commands.sessions import prompt_submit
-from jaiweb.live.push import ChannelLayerSink, group_name
+from jaiweb.live.catch_up import CATCH_UP_INTERVAL, QUIET_SECONDS
+from jaiweb.live.push import group_name
 from jaiweb.studio import consumers
-from jaiweb.studio.consumers import CATCH_UP_INTERVAL, QUIET_SECONDS
 from tests.support.clocks import FakeClock
 from tests.support.sockets import (
     connect,
     consumer_clock,
-    due,
     in_loop,
     nothing_sent,
     session_cookie,
@@ -91,49 +90,11 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
     event = {"type": "text_delta", "text": "later", "n": 5}  # 2…4 were lost
     await layer.group_send(group_name(episode.id), {"type": "session.event", "event": event})
     frames = [await ws.receive_from(timeout=5), await ws.receive_from(timeout=5)]
-    # the catch-up reads the journal beside the stream: the delta need not wait for it
-    assert sum('id="tree"' in f for f in frames) == 1 and sum("later" in f for f in frames) == 1
-    await ws.disconnect()
-
-
-@in_loop
-async def test_two_runners_in_turn_are_no_gap_and_a_gap_in_either_is(
-    alice, episode, clock, monkeypatch
-):
-    """A cluster's runners number a session's events each on their own: the page follows
-    each one's numbers, and catches up when one it had not heard of starts, or one skips."""
-    asked: list[str] = []
-    original = consumers.SessionConsumer.catch_up
-
-    async def recording(self):
-        asked.append(self.session_id)
-        await original(self)
-
-    monkeypatch.setattr(consumers.SessionConsumer, "catch_up", recording)
-    ws, _ = await connect(episode.id, alice)
-    await ws.receive_from(timeout=5)
-    assert len(asked) == 1  # the connect's
-    loop = asyncio.get_running_loop()
-    one, two = ChannelLayerSink(loop=loop), ChannelLayerSink(loop=loop)
-
-    async def delta(sink, text):  # its gap check ran before its delta was sent
-        sink.emit(episode.id, {"type": "text_delta", "text": text})
-        while text not in await ws.receive_from(timeout=5):
-            pass
-
-    await delta(one, "a1")
-    assert len(asked) == 1
-    await delta(two, "b1")  # a second runner: what it numbered before may not have come
-    assert len(asked) == 2
-    for i in range(2, 5):
-        await delta(one, f"a{i}")
-        await delta(two, f"b{i}")
-    assert len(asked) == 2
-    one.number(episode.id, {"type": "text_delta"})  # numbered, then dropped
-    await delta(one, "a6")
-    assert len(asked) == 3
-    await delta(two, "b5")
-    assert len(asked) == 3
+    # the catch-up reads the journal beside the stream: the delta need not wait for it; the
+    # regions had not changed, so only the stream as the journal has it comes
+    caught_up = [f for f in frames if 'id="stream-text"' in f]
+    assert len(caught_up) == 1 and 'id="tree"' not in caught_up[0]
+    assert sum("later" in f for f in frames) == 1
     await ws.disconnect()
 
 
@@ -261,20 +222,21 @@ async def test_regions_come_in_the_watchers_language(alice, episode):
 async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
     alice, episode, monkeypatch, clock
 ):
-    """While the journal is read, deltas flow on; catch-ups asked meanwhile fold into one."""
+    """While the journal is read, deltas flow on; changes announced meanwhile fold into one
+    more read."""
     ws, _ = await connect(episode.id, alice)
     await ws.receive_from(timeout=5)
     clock.advance(CATCH_UP_INTERVAL)  # a quiet spell: the next catch-up goes at once
     reads = []
     read_may_end = threading.Event()
-    real = consumers._regions
+    real = consumers._whole  # the events do not say what changed: every region is read
 
     def held_read(session_id, *args):  # held until the test says
         reads.append(session_id)
         assert read_may_end.wait(10), "the test never let the read end"
         return real(session_id, *args)
 
-    monkeypatch.setattr(consumers, "_regions", held_read)
+    monkeypatch.setattr(consumers, "_whole", held_read)
     layer = get_channel_layer()
     for n in range(1, 42):  # 21 deltas; 20 facts, each asking for a catch-up
         kind = "text_delta" if n % 2 else "entry_committed"
@@ -286,13 +248,14 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
         True
     ] * 21
     await wait_until_async(lambda: reads, 10, "the first catch-up's read")
-    assert len(reads) == 1  # the 19 facts after the first were asked for while it read
+    assert len(reads) == 1  # the 19 facts after the first were announced while it read
     start = clock.now
     read_may_end.set()
-    # Then one more pass for all 19, at the end of the interval.
+    # Then one more read for all 19, at the end of the interval.
     await waiting_until(clock, start + CATCH_UP_INTERVAL, "the folded pass's turn")
     assert nothing_sent(ws)  # the journal did not change: the first pass sent no regions
     clock.advance(CATCH_UP_INTERVAL)
+    await wait_until_async(lambda: len(reads) == 2, 10, "the folded read")
     await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
     await waiting_until(clock, start + 2 * CATCH_UP_INTERVAL, "the page's catch-up's turn")
     assert nothing_sent(ws)  # the folded pass sent nothing either …
@@ -300,59 +263,6 @@ async def test_a_slow_catch_up_holds_no_delta_back_and_requests_fold_into_one(
     clock.advance(CATCH_UP_INTERVAL)
     assert 'id="tree"' in await ws.receive_from(timeout=5)  # asked for: sent unchanged
     assert len(reads) == 3
-    await ws.disconnect()
-
-
-@in_loop
-async def test_regions_go_out_when_the_journal_changed_at_most_once_per_interval(
-    alice, episode, monkeypatch, clock
-):
-    """A burst of changes costs a render at its start and one at its end."""
-    from jaiweb.render.selectors import wallet_balance
-    from jaiweb.render.services import credits_grant
-
-    interval = 0.5
-    monkeypatch.setattr(consumers, "CATCH_UP_INTERVAL", interval)
-    monkeypatch.setattr(consumers, "QUIET_SECONDS", 60)  # not within this test
-    ws, _ = await connect(episode.id, alice)
-    await ws.receive_from(timeout=5)
-    start = clock.now  # the connect's pass
-    layer = get_channel_layer()
-    balance = await sync_to_async(wallet_balance)(user=alice)
-
-    async def event(n: int, kind: str = "entry_committed", **fields) -> None:
-        message = {"type": kind, "entry": {"type": "app_state"}, "n": n, **fields}
-        await layer.group_send(group_name(episode.id), {"type": "session.event", "event": message})
-
-    async def fact(n: int) -> None:  # a change the regions show (the credits), then its event
-        await sync_to_async(credits_grant)(user=alice, amount=1)
-        await event(n)
-
-    clock.advance(interval)  # a quiet spell since the connect
-    await fact(1)
-    assert f'data-balance="{balance + 1}"' in await ws.receive_from(timeout=5)  # at once
-    for n in range(2, 12):
-        await fact(n)
-    await event(12, "text_delta", text="sentinel")  # after the burst, in order
-    assert "sentinel" in await ws.receive_from(timeout=5)
-    end_of_interval = start + 2 * interval
-    await waiting_until(clock, end_of_interval, "the burst's pass, held to the interval")
-    clock.advance(interval * 0.99)
-    assert nothing_sent(ws) and due(clock, end_of_interval)  # held to the end …
-    clock.advance(interval * 0.01)
-    last = await ws.receive_from(timeout=5)
-    assert f'data-balance="{balance + 11}"' in last  # … then the state the burst left, once
-    await event(13, "tool_finished")
-    step = await ws.receive_from(timeout=5)
-    assert 'id="tree"' not in step  # the step line only
-    await waiting_until(clock, end_of_interval + interval, "the step's pass")
-    assert nothing_sent(ws)  # the burst's state went once
-    clock.advance(interval)
-    await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
-    await waiting_until(clock, end_of_interval + 2 * interval, "the page's catch-up's turn")
-    assert nothing_sent(ws)  # the step's pass found the regions unchanged: sent nothing
-    clock.advance(interval)
-    assert 'id="tree"' in await ws.receive_from(timeout=5)
     await ws.disconnect()
 
 
@@ -372,7 +282,10 @@ async def test_a_burst_is_followed_by_a_catch_up_when_it_goes_quiet(alice, episo
     clock.advance(QUIET_SECONDS * 0.99)
     assert nothing_sent(ws) and clock.pending() == pytest.approx([quiet_at])
     clock.advance(QUIET_SECONDS * 0.01)
-    assert 'id="tree"' in await ws.receive_from(timeout=5)  # the quiet pass
+    # the quiet pass: the stream as the journal has it, as the burst's events came from no
+    # sink of this process; the regions had not changed
+    quiet = await ws.receive_from(timeout=5)
+    assert 'id="stream-text"' in quiet and 'id="tree"' not in quiet
     passed = clock.now
     await ws.send_to(text_data='{"type": "catch_up"}')  # the sentinel: the page asks
     await waiting_until(clock, passed + CATCH_UP_INTERVAL, "the page's catch-up's turn")

@@ -72,11 +72,12 @@ async def connect(
 def consumer_clock(monkeypatch, *, quiet_seconds: float | None = None) -> FakeClock:
     """The consumers' clock for one test: time moves only with ``clock.advance``.
     ``quiet_seconds``: when the quiet pass after a burst comes (600: none within a test)."""
+    from jaiweb.live import catch_up
     from jaiweb.studio import consumers
 
     fake = FakeClock()
     monkeypatch.setattr(consumers.SessionConsumer, "clock", staticmethod(fake.monotonic))
     monkeypatch.setattr(consumers.SessionConsumer, "sleep", staticmethod(fake.sleep))
     if quiet_seconds is not None:
-        monkeypatch.setattr(consumers, "QUIET_SECONDS", quiet_seconds)
+        monkeypatch.setattr(catch_up, "QUIET_SECONDS", quiet_seconds)
     return fake

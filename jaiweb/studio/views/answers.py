@@ -5,7 +5,9 @@ a plain form post is redirected to the page (it works without JavaScript, minus 
 stream). A refused write answers with its refusal's ``http_status`` and its
 ``user_message()`` in #form-error (a plain form: a flash message and the redirect). A
 refusal for a stale leaf also brings the page up to date, so the next click names the
-current leaf.
+current leaf. An answer carrying the regions names them and their digests in its
+``X-Jaiweb-Regions`` header (``REGIONS_HEADER``): the page tells its socket what it now
+shows, so the socket does not send the same regions again.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from django.template.loader import render_to_string
 from django.utils.translation import get_language
 
 from jaiweb.store.errors import InvalidEntry, PromptRateLimited, StaleLeaf, StoreError
-from jaiweb.studio.regions import answer_regions_html
+from jaiweb.studio.regions import answer_regions
 from jaiweb.studio.views.access import is_htmx
+
+REGIONS_HEADER = "X-Jaiweb-Regions"
 
 
 def form_error_html(message: str) -> str:
@@ -28,14 +32,15 @@ def form_error_html(message: str) -> str:
     return render_to_string("studio/form-error.html", {"message": message})
 
 
-def caught_up_html(session) -> str:
-    """Render every region at the session's current leaf, for a stale-leaf refusal.
+def caught_up_html(session) -> tuple[str, str]:
+    """Render every region at the session's current leaf, for a stale-leaf refusal; with
+    the answer's ``X-Jaiweb-Regions`` value.
 
     A write is refused as stale when the page showed an older leaf (another tab moved
     on, or a run's last update is still on its way). The refusal carries the regions as
     they are now, so the page's next click names the current leaf."""
     session.refresh_from_db()
-    return answer_regions_html(session=session, language=get_language())
+    return answer_regions(session=session, language=get_language())
 
 
 def emptied_inspector_html(request: HttpRequest, session) -> str:
@@ -55,11 +60,13 @@ def write_done(
     if not is_htmx(request):
         return redirect("studio-session", session.id)
     session.refresh_from_db()
-    html = answer_regions_html(session=session, language=get_language())
+    html, shown = answer_regions(session=session, language=get_language())
     html += form_error_html("")
     if also is not None:
         html += also()
-    return HttpResponse(html, status=status)
+    response = HttpResponse(html, status=status)
+    response[REGIONS_HEADER] = shown
+    return response
 
 
 def write_refused(
@@ -79,12 +86,15 @@ def write_refused(
         messages.error(request, message)
         response = redirect("studio-session", session.id)
     else:
-        html = form_error_html(message)
+        html, shown = form_error_html(message), ""
         if isinstance(refusal, StaleLeaf):
-            html += caught_up_html(session)
+            regions, shown = caught_up_html(session)
+            html += regions
             if also_when_stale is not None:
                 html += also_when_stale()
         response = HttpResponse(html, status=refusal.http_status)
+        if shown:
+            response[REGIONS_HEADER] = shown
     if isinstance(refusal, PromptRateLimited):
         response["Retry-After"] = str(refusal.retry_after)
     return response

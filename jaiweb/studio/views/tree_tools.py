@@ -18,15 +18,16 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST, require_safe
 
 from jaiweb.commands.branches import session_label_add, session_label_remove
-from jaiweb.live.push import regions_answered
 from jaiweb.store.comparisons import effects_under
 from jaiweb.store.errors import InvalidEntry, LabelNotFound
 from jaiweb.store.labels import TEXT_MAX
 from jaiweb.store.search import QUERY_MAX, session_search
 from jaiweb.store.selectors import children_rows, entry_exists
 from jaiweb.studio import tree
+from jaiweb.studio.regions import regions_header
 from jaiweb.studio.selectors.inspector import node_labels_context
 from jaiweb.studio.views.access import own_session
+from jaiweb.studio.views.answers import REGIONS_HEADER
 from journal.branches import NO_EFFECTS
 from journal.errors import UnknownEntry
 
@@ -107,16 +108,18 @@ def node_labels(request: HttpRequest, session_id: str, entry_id: str) -> HttpRes
 
 def _changed(request, session, entry_id: str) -> HttpResponse:
     """After a label changed: the node's part, and the tree redrawn with its chips (out of
-    band); the command told the session's other pages."""
+    band), named with its digest for the page's socket; the command told the session's
+    watchers."""
     response = _labels_part(request, session, entry_id)
-    regions_answered(session_id=session.id)  # the tree below may reach the page late
     ctx = {
         "session": session,
         "leaf_id": session.leaf_id or "",
         "tree_items": tree.active_path_view(session),
         "oob": True,
     }
-    response.content += render_to_string("studio/regions/tree.html", ctx).encode()
+    tree_html = render_to_string("studio/regions/tree.html", ctx)
+    response.content += tree_html.encode()
+    response[REGIONS_HEADER] = regions_header({"tree": tree_html})
     return response
 
 
