@@ -4,8 +4,9 @@ Each bench runs as its own process with ``JAIWEB_BENCH_FIGURES`` naming a file; 
 headline figures land there beside their floors (``bench.common.figure``), with the load
 and the commit at the moment each was taken. The table between the two markers of
 docs/PERFORMANCE.md is then replaced by one row per figure, so the page always shows
-the last run, and the history stays in git. Every bench's own printout goes to the
-terminal as it runs.
+the last run, and the history stays in git. The rows' data is kept in
+bench/figures.json, so that a partial run (``--only``) replaces only its own rows.
+Every bench's own printout goes to the terminal as it runs.
 
     ./dev bench                          # every bench below, then the table
     ./dev bench --only journal_core,store
@@ -31,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "PERFORMANCE.md"
+DATA = ROOT / "bench" / "figures.json"  # the table's figures, for a partial run
 START, END = "<!-- figures:start -->", "<!-- figures:end -->"
 DATABASE_URL = "postgres://postgres@127.0.0.1:5432/jaiweb_bench_figures"
 REDIS_URL = "redis://127.0.0.1:6379/13"
@@ -97,13 +99,10 @@ def read_figures(path: Path) -> list[dict]:
 
 
 def previous_figures() -> list[dict]:
-    """The figures of the table on the page now (kept as JSON in a comment under it)."""
-    text = PAGE.read_text(encoding="utf-8")
-    marker = "<!-- figures:data "
-    at = text.find(marker)
-    if at < 0:
+    """The figures of the table on the page now (kept in bench/figures.json)."""
+    if not DATA.exists():
         return []
-    return json.loads(text[at + len(marker) : text.index(" -->", at)])
+    return json.loads(DATA.read_text(encoding="utf-8"))
 
 
 def write_table(figures: list[dict]) -> None:
@@ -114,6 +113,7 @@ def write_table(figures: list[dict]) -> None:
     _, tail = rest.split(END, 1)
     table = render(figures)
     PAGE.write_text(f"{head}{START}\n{table}{END}{tail}", encoding="utf-8")
+    DATA.write_text(json.dumps(figures, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def render(figures: list[dict]) -> str:
@@ -136,8 +136,7 @@ def render(figures: list[dict]) -> str:
             f"{target} | "
             f"`bench/{f['bench']}` | {f['load']:.1f} |"
         )
-    data = json.dumps(figures, ensure_ascii=False, separators=(",", ":"))
-    return "\n".join(lines) + f"\n\n<!-- figures:data {data} -->\n"
+    return "\n".join(lines) + "\n"
 
 
 def _number(value: float) -> str:
