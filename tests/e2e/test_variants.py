@@ -110,6 +110,13 @@ def test_variants_flip_for_free_and_siblings_flip_through_the_preview(shared_stu
     wait_page_at_leaf(page, session_id)
     prompt = ids[2]  # the second turn's prompt (the choices made after it are turns of their own)
     node = page.locator(f'#tree .node[data-first-id="{prompt}"]')
+    try:
+        node.wait_for(state="attached")
+    except Exception as exc:  # seen once under stress-ng: say what the tree held instead
+        held = page.locator("#tree .node").evaluate_all(
+            "els => els.map(e => [e.dataset.firstId, e.dataset.entryId, e.innerText.slice(0, 40)])"
+        )
+        raise AssertionError(f"no tree node starts at {prompt}; branch {ids}; tree {held}") from exc
     turn = node.get_attribute("data-entry-id")
     node.click()
     inspector = page.locator("#inspector")
