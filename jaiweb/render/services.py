@@ -26,7 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from jaiweb.render.backends import BackendError, Renderer, renderer_for_settings
@@ -68,22 +68,37 @@ def params_hash(params: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _wallet_created(user: Any, now: datetime) -> Wallet | None:
+    """The user's new wallet with its welcome credits, or None when another transaction
+    created one first (on PostgreSQL the insert waits for that one to commit, then fails
+    on the unique user; the savepoint keeps this transaction usable)."""
+    try:
+        with transaction.atomic():
+            wallet = Wallet.objects.create(
+                user=user, balance=WELCOME_CREDITS, updated_at=now, topped_up_for=month_of(now)
+            )
+            LedgerEntry.objects.create(
+                wallet=wallet,
+                kind="welcome",
+                amount=WELCOME_CREDITS,
+                balance_after=WELCOME_CREDITS,
+                created_at=now,
+            )
+    except IntegrityError:
+        return None
+    return wallet
+
+
 def _locked_wallet(user: Any, now: datetime) -> Wallet:
     """The user's wallet, locked for this transaction, with this month's top-up written
     first when it is due: every movement of credits starts here."""
     wallet = Wallet.objects.select_for_update().filter(user=user).first()
     if wallet is None:
-        wallet = Wallet.objects.create(
-            user=user, balance=WELCOME_CREDITS, updated_at=now, topped_up_for=month_of(now)
-        )
-        LedgerEntry.objects.create(
-            wallet=wallet,
-            kind="welcome",
-            amount=WELCOME_CREDITS,
-            balance_after=WELCOME_CREDITS,
-            created_at=now,
-        )
-        return wallet
+        created = _wallet_created(user, now)
+        if created is not None:
+            return created
+        # Another transaction made it between the read and the insert: use theirs.
+        wallet = Wallet.objects.select_for_update().get(user=user)
     month = month_of(now)
     if wallet.monthly_topup > 0 and wallet.topped_up_for < month:
         key = f"topup:{wallet.pk}:{month}"
