@@ -920,10 +920,12 @@ def flush_redis(url: str) -> None:
         client.close()
 
 
-def run_cluster(args) -> list[Step]:
+def bench_cluster(args, prefix: str, logs: Path | None = None):
+    """A 2-web cluster of ``args.runners`` runners (not started) on a fresh scratch
+    database and a flushed Redis db, and the folder that holds its media and logs."""
     from jaiweb.devtools.cluster import Cluster
 
-    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-load-"))
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
     pg_create_scratch(args.database_url)
     flush_redis(args.redis_url)
     env = base_env(
@@ -937,11 +939,16 @@ def run_cluster(args) -> list[Step]:
         web=2,
         runners=args.runners,
         port=0,
-        logs=Path(args.logs) if args.logs else tmp / "logs",
+        logs=logs or tmp / "logs",
         env=env,
         workers=args.workers,
         stop_timeout=5,
     )
+    return cluster, tmp
+
+
+def run_cluster(args) -> list[Step]:
+    cluster, tmp = bench_cluster(args, "jaiweb-bench-load-", Path(args.logs) if args.logs else None)
     try:
         started = time.perf_counter()
         cluster.start()

@@ -16,7 +16,6 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,13 +27,12 @@ from bench.common import (  # noqa: E402
     load,
     parser,
     pg_admin,
-    pg_create_scratch,
     pg_drop_scratch,
 )
 from bench.load import (  # noqa: E402
     CpuProbe,
     Step,
-    base_env,
+    bench_cluster,
     flush_redis,
     make_users,
     other_load,
@@ -66,27 +64,7 @@ def web_cpu(step: Step, names: list[str]) -> str:
 
 
 def run(args) -> None:
-    from jaiweb.devtools.cluster import Cluster
-
-    tmp = Path(tempfile.mkdtemp(prefix="jaiweb-bench-prompts-"))
-    pg_create_scratch(args.database_url)
-    flush_redis(args.redis_url)
-    env = base_env(
-        {
-            "DATABASE_URL": args.database_url,
-            "REDIS_URL": args.redis_url,
-            "JAIWEB_MEDIA_ROOT": str(tmp / "media"),
-        }
-    )
-    cluster = Cluster(
-        web=2,
-        runners=args.runners,
-        port=0,
-        logs=tmp / "logs",
-        env=env,
-        workers=args.workers,
-        stop_timeout=5,
-    )
+    cluster, tmp = bench_cluster(args, "jaiweb-bench-prompts-")
     try:
         cluster.start()
         names = list(cluster.members)
