@@ -154,9 +154,23 @@ def wait_ws_open(page, timeout: float = TIMEOUT_MS) -> None:
     page.locator('body[data-ws="open"]').wait_for(state="attached", timeout=timeout)
 
 
-def send_prompt(page, text: str) -> None:
+def send_prompt(page, text: str, *, answered: bool = True) -> None:
+    """Type a prompt and send it; with ``answered``, return once the server has answered
+    the post, so the run it starts exists before the caller waits for it to finish (a
+    wait that reads "no unfinished run" before the post arrives would pass at once, and
+    the next prompt would join the first run as queued input)."""
     form = page.locator("#prompt-form")
     form.locator('textarea[name="text"]').fill(text)
+    if not answered:
+        _submit(form)
+        return
+    with page.expect_response(
+        lambda r: r.request.method == "POST" and r.url.split("?")[0].endswith("/prompts")
+    ):
+        _submit(form)
+
+
+def _submit(form) -> None:
     submit = form.locator('button[type="submit"], input[type="submit"], button:not([type])')
     if submit.count():
         submit.first.click()
