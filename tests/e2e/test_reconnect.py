@@ -55,7 +55,8 @@ def test_a_restarted_server_is_read_again_by_the_page_without_a_reload(
     approve_next(page)
     wait_until(paused.exists, 30, "the render to be under way")
     page.locator('#controls[data-state="running"] [data-action="stop"]').wait_for()
-    assert credits(page) == 100 and panels(page).count() == 0
+    # the render is charged before the pause: the page may or may not have heard of it yet
+    assert credits(page) in (100, 90) and panels(page).count() == 0
     page.evaluate("window.notReloaded = true")
 
     own_studio.kill()  # SIGKILL in the middle of the render
