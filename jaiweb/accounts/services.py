@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jaiweb.accounts.models import ApiToken
+from jaiweb.prepared import Prepared, from_row, model_columns
 from jaiweb.render.services import wallet_get_or_create
 from jaiweb.store.digests import token_digest
 
@@ -55,14 +56,25 @@ def api_token_authenticate(*, secret: str, now: datetime | None = None) -> Any |
     """The active user a live token belongs to, or None; notes when the token was used."""
     if not secret.startswith(TOKEN_PREFIX):
         return None
-    token = (
-        ApiToken.objects.select_related("user")
-        .filter(token_hash=token_digest(secret), revoked_at__isnull=True, user__is_active=True)
-        .first()
-    )
-    if token is None:
+    row = _LIVE_TOKEN.first(digest=token_digest(secret))
+    if row is None:
         return None
+    token_id, last_used_at, *user = row
     now = now or timezone.now()
-    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    if last_used_at is None or now - last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+    return from_row(get_user_model(), tuple(user))
+
+
+_LIVE_TOKEN = Prepared(
+    lambda digest: (
+        ApiToken.objects.filter(token_hash=digest, revoked_at__isnull=True, user__is_active=True)
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "last_used_at",
+            *(f"user__{name}" for name in model_columns(get_user_model())),
+        )[:1]
+    ),
+    digest=str,
+)

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from jaiweb.prepared import Prepared
 from jaiweb.render.models import (
     WELCOME_CREDITS,
     CreditRequest,
@@ -42,6 +43,16 @@ def render_job_lookup(*, key: str) -> dict[str, Any] | None:
     }
 
 
+_WALLET = Prepared(
+    lambda user: (
+        Wallet.objects.filter(user_id=user)
+        .order_by("pk")
+        .values_list("balance", "monthly_topup", "topped_up_for")[:1]
+    ),
+    user=int,
+)
+
+
 def wallet_balance(*, user: Any, now: datetime | None = None) -> int:
     """Return how many credits the user can spend.
 
@@ -49,11 +60,7 @@ def wallet_balance(*, user: Any, now: datetime | None = None) -> int:
     admin, gets the welcome credits their first render gives them. A monthly top-up that is
     due counts already, because the wallet's next movement writes it first. The studio, the
     credits page and the API all show this one number."""
-    row = (
-        Wallet.objects.filter(user=user)
-        .values_list("balance", "monthly_topup", "topped_up_for")
-        .first()
-    )
+    row = _WALLET.first(user=getattr(user, "pk", user))
     if row is None:
         return WELCOME_CREDITS
     balance, topup, topped_up_for = row

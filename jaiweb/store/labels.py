@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from jaiweb.prepared import Prepared
 from jaiweb.store.errors import InvalidEntry, LabelNotFound
 from jaiweb.store.models import Label
 from jaiweb.store.selectors import entry_exists, session_get
@@ -78,11 +79,23 @@ def labels_on(*, session_id: str, entry_ids: list[str]) -> list[NodeLabel]:
 def labels_version(*, session_id: str) -> tuple[int, ...]:
     """What tells one set of a session's labels from another: their ids (a label never
     changes; it is added or removed). Part of what a cached drawing of the tree shows."""
-    return tuple(
-        Label.objects.filter(session_id=session_id).order_by("id").values_list("id", flat=True)
-    )
+    return tuple(row[0] for row in _LABEL_IDS.rows(session_id=session_id))
 
 
 def labels_of(*, session_id: str) -> list[NodeLabel]:
     """Every label and bookmark of the session, oldest first."""
-    return [_out(label) for label in Label.objects.filter(session_id=session_id).order_by("id")]
+    return [NodeLabel(*row) for row in _LABELS.rows(session_id=session_id)]
+
+
+_LABEL_IDS = Prepared(
+    lambda session_id: Label.objects.filter(session_id=session_id).order_by("id").values_list("id"),
+    session_id=str,
+)
+_LABELS = Prepared(
+    lambda session_id: (
+        Label.objects.filter(session_id=session_id)
+        .order_by("id")
+        .values_list("id", "entry_id", "kind", "text", "created_at")
+    ),
+    session_id=str,
+)

@@ -9,6 +9,7 @@ from typing import Any
 from cachetools import LRUCache
 from django.db import connection
 
+from jaiweb.prepared import Prepared, from_row, model_columns
 from jaiweb.store import rows as stored
 from jaiweb.store.entry_cache import parsed_entries
 from jaiweb.store.errors import OperationNotFound, SessionNotFound
@@ -25,7 +26,7 @@ from journal.ids import idempotency_key
 from journal.jsonvalues import json_copy
 from journal.navigation import where_i_was
 from journal.records import Record as JournalRecord
-from journal.records import ToolResolved
+from journal.records import ToolResolved, parse_record
 from journal.recovery import (
     OperationLog,
     RecoveryEvidence,
@@ -42,17 +43,32 @@ def _nameable(id_: str) -> bool:
     return "\x00" not in id_
 
 
+_SESSION = Prepared(
+    lambda session_id: ComicSession.objects.filter(pk=session_id, deleting=False).values_list(
+        *model_columns(ComicSession)
+    ),
+    session_id=str,
+)
+_OWNED_SESSION = Prepared(
+    lambda session_id, owner: ComicSession.objects.filter(
+        pk=session_id, deleting=False, owner_id=owner
+    ).values_list(*model_columns(ComicSession)),
+    session_id=str,
+    owner=int,
+)
+
+
 def session_get(*, session_id: str, owner: Any = None) -> ComicSession:
     """The session; with ``owner``, only if it is theirs (``SessionNotFound`` otherwise)."""
     if not _nameable(session_id):
         raise SessionNotFound(session_id)
-    qs = ComicSession.objects.filter(pk=session_id, deleting=False)
-    if owner is not None:
-        qs = qs.filter(owner=owner)
-    session = qs.first()
-    if session is None:
+    if owner is None:
+        row = _SESSION.first(session_id=session_id)
+    else:
+        row = _OWNED_SESSION.first(session_id=session_id, owner=getattr(owner, "pk", owner))
+    if row is None:
         raise SessionNotFound(session_id)
-    return session
+    return from_row(ComicSession, row)
 
 
 def branch_rows(
@@ -439,20 +455,36 @@ def branch_counts(*, session_ids: Sequence[str]) -> dict[str, int]:
         return dict(cursor.fetchall())
 
 
+_UNFINISHED = Prepared(
+    lambda session_id: (
+        Operation.objects.filter(session_id=session_id, outcome__isnull=True)
+        .order_by("pk")
+        .values_list(*model_columns(Operation))[:1]
+    ),
+    session_id=str,
+)
+
+
 def unfinished_operation(*, session: ComicSession) -> Operation | None:
-    return Operation.objects.filter(session=session, outcome__isnull=True).first()
+    return from_row(Operation, _UNFINISHED.first(session_id=session.pk))
 
 
 def parked_inputs(*, session: ComicSession) -> set[str]:
     """The prompts (accepted and queued inputs) of the session's operation parked in the
     recovery inbox, if one is: the turns waiting for an admin. One short query."""
-    rows = OperationRecord.objects.filter(
-        operation__session=session,
+    rows = _PARKED_INPUTS.rows(session_id=session.pk)
+    return {p["input_entry_id"] for (p,) in rows if isinstance(p.get("input_entry_id"), str)}
+
+
+_PARKED_INPUTS = Prepared(
+    lambda session_id: OperationRecord.objects.filter(
+        operation__session_id=session_id,
         operation__outcome__isnull=True,
         operation__parked_at__isnull=False,
         type__in=("operation_accepted", "input_queued"),
-    ).values_list("payload", flat=True)
-    return {p["input_entry_id"] for p in rows if isinstance(p.get("input_entry_id"), str)}
+    ).values_list("payload"),
+    session_id=str,
+)
 
 
 def operation_get(*, operation_id: str) -> Operation:
@@ -464,9 +496,18 @@ def operation_get(*, operation_id: str) -> Operation:
     return op
 
 
+_RECORDS = Prepared(
+    lambda operation_id: (
+        OperationRecord.objects.filter(operation_id=operation_id)
+        .order_by("seq")
+        .values_list("payload")
+    ),
+    operation_id=str,
+)
+
+
 def operation_records(*, operation_id: str) -> list[JournalRecord]:
-    rows = OperationRecord.objects.filter(operation_id=operation_id).order_by("seq")
-    return [row.to_journal() for row in rows]
+    return [parse_record(payload) for (payload,) in _RECORDS.rows(operation_id=operation_id)]
 
 
 def recovery_evidence(
@@ -555,6 +596,17 @@ def reconciler_resolutions(*, limit: int = 50) -> list[tuple[Operation, ToolReso
 # --- chapters and "back to where I was" (issue 30) ------------------------------------------
 
 
+_BRANCHES_ON_CHAINS = Prepared(
+    lambda session_id, chains: (
+        Entry.objects.filter(session_id=session_id, chain__in=chains, type="branch")
+        .order_by("-seq")
+        .values_list("chain", "chain_pos", "seq")
+    ),
+    session_id=str,
+    chains=[int],
+)
+
+
 def where_i_was_of(rows: Sequence[StoredEntry]) -> str | None:
     """Return the leaf the latest rewind on a path left, or None.
 
@@ -564,11 +616,7 @@ def where_i_was_of(rows: Sequence[StoredEntry]) -> str | None:
     if isinstance(rows, stored.PathRows):
         if not rows.chains:
             return None
-        found = (
-            Entry.objects.filter(session_id=rows.session_id, chain__in=rows.chains, type="branch")
-            .order_by("-seq")
-            .values_list("chain", "chain_pos", "seq")
-        )
+        found = _BRANCHES_ON_CHAINS.rows(session_id=rows.session_id, chains=list(rows.chains))
         for chain, pos, _seq in found:
             at = rows.index_at(chain, pos)
             if at is not None:

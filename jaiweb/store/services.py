@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
+from jaiweb.prepared import Prepared, from_row, model_columns
 from jaiweb.store.appends import append_entries, append_records, fencing_check
 from jaiweb.store.errors import (
     InvalidEntry,
@@ -76,17 +77,35 @@ def check_json(value):
         raise InvalidEntry(str(exc)) from None
 
 
+_LOCKED_SESSION = Prepared(
+    lambda session_id: (
+        ComicSession.objects.select_for_update()
+        .filter(pk=session_id, deleting=False)
+        .order_by("pk")
+        .values_list(*model_columns(ComicSession))[:1]
+    ),
+    session_id=str,
+)
+_LOCKED_UNFINISHED = Prepared(
+    lambda session_id: (
+        Operation.objects.select_for_update()
+        .filter(session_id=session_id, outcome__isnull=True)
+        .order_by("pk")
+        .values_list(*model_columns(Operation))[:1]
+    ),
+    session_id=str,
+)
+
+
 def _locked_session(session_id: str) -> ComicSession:
-    session = ComicSession.objects.select_for_update().filter(pk=session_id, deleting=False).first()
+    session = from_row(ComicSession, _LOCKED_SESSION.first(session_id=session_id))
     if session is None:
         raise SessionNotFound(session_id)
     return session
 
 
 def _locked_unfinished(session: ComicSession) -> Operation | None:
-    return (
-        Operation.objects.select_for_update().filter(session=session, outcome__isnull=True).first()
-    )
+    return from_row(Operation, _LOCKED_UNFINISHED.first(session_id=session.pk))
 
 
 def session_create(

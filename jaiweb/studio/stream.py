@@ -14,6 +14,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from jaiweb.prepared import Prepared, from_row, model_columns
 from jaiweb.store.models import ComicSession, Operation
 from jaiweb.store.selectors import entries_among, operation_reading
 from jaiweb.studio.labels import outcome_label, tool_label
@@ -71,9 +72,19 @@ class StreamState:
     error: str | None = None
 
 
+_LATEST_OPERATION = Prepared(
+    lambda session_id: (
+        Operation.objects.filter(session_id=session_id)
+        .order_by("-created_at", "-id")
+        .values_list(*model_columns(Operation))[:1]
+    ),
+    session_id=str,
+)
+
+
 def stream_state(*, session: ComicSession) -> StreamState:
     """The latest run of the session, as far as the journals say."""
-    op = Operation.objects.filter(session=session).order_by("-created_at", "-id").first()
+    op = from_row(Operation, _LATEST_OPERATION.first(session_id=session.pk))
     if op is None:
         return StreamState()
     try:

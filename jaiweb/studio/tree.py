@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from django.db.models import Max, Q
 
+from jaiweb.prepared import Prepared
 from jaiweb.store.chains import chain_last_rows
 from jaiweb.store.labels import NodeLabel, labels_on
 from jaiweb.store.models import ComicSession, Entry
@@ -219,6 +220,16 @@ class Child(NamedTuple):
     pos: int
 
 
+_CHILDREN = Prepared(
+    lambda session_id, parents, known: Entry.objects.filter(
+        session_id=session_id, parent_id__in=parents, seq__lte=known
+    ).values_list("seq", "parent_id", "entry_id", "type", "chain", "chain_pos"),
+    session_id=str,
+    parents=[str],
+    known=int,
+)
+
+
 def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[Child]]:
     """The children (append order) of the given nodes, with where their runs are: no payloads.
 
@@ -228,9 +239,9 @@ def _children_of(session: ComicSession, ids: list[str]) -> dict[str, list[Child]
     rows: list[tuple] = []
     for start in range(0, len(ids), 500):
         rows.extend(
-            Entry.objects.filter(
-                session=session, parent_id__in=ids[start : start + 500], seq__lte=_known(session)
-            ).values_list("seq", "parent_id", "entry_id", "type", "chain", "chain_pos")
+            _CHILDREN.rows(
+                session_id=session.pk, parents=ids[start : start + 500], known=_known(session)
+            )
         )
     rows.sort()
     found: dict[str, list[Child]] = defaultdict(list)
