@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from journal.entries import Entry
 from journal.errors import BrokenSessionTree, UnknownEntry
 
+UNSEEN, ROOT, MISSING = -1, -2, -3  # what ``_Store.parents`` holds besides positions
+
 
 class _Store:
     """Append-only storage shared by the indexes extended from one another.
@@ -25,19 +27,32 @@ class _Store:
     show its leaf never asks for it, and building it allocates a list per parent.
     """
 
-    __slots__ = ("_children", "entries", "position")
+    __slots__ = ("_children", "_parents", "entries", "position")
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
         self.position: dict[str, int] = {}
         self._children: dict[str | None, list[int]] | None = {}
+        self._parents: list[int] | None = None
 
     @classmethod
     def of(cls, entries: list[Entry], position: dict[str, int]) -> _Store:
         """A store over ``entries`` whose ids are unique, ``position[e.id]`` their index."""
         store = cls.__new__(cls)
         store.entries, store.position, store._children = entries, position, None
+        store._parents = None
         return store
+
+    @property
+    def parents(self) -> list[int]:
+        """Each entry's parent's position, filled in by the walks that pass it (``UNSEEN``
+        until then): a later walk follows integers through a list instead of ids through
+        a dict. The list is made on the first walk, not with the store, so that a store
+        made to read one leaf does not pay a pass over every entry."""
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = [UNSEEN] * len(self.entries)
+        return parents
 
     @property
     def children(self) -> dict[str | None, list[int]]:
@@ -57,6 +72,8 @@ class _Store:
         pos = len(self.entries)
         self.entries.append(entry)
         self.position[entry.id] = pos
+        if self._parents is not None:
+            self._parents.append(UNSEEN)
         by_parent = self._children
         if by_parent is None:  # not built yet: it will be, from entries, this one included
             return
@@ -158,23 +175,31 @@ class TreeIndex:
         """Root → ``leaf_id`` in one tight loop, or None when the walk meets something
         wrong (an unknown id, a missing parent, a cycle): ``ancestors`` then says what.
 
-        A cycle is noticed by counting: a walk longer than the index holds entries has
-        come back on itself, so no set of seen ids is kept on the way."""
-        position, entries, size = self._store.position, self._store.entries, self._size
-        path: list[Entry] = []
-        append = path.append
-        entry_id: str | None = leaf_id
-        for _ in range(size):
-            pos = position.get(entry_id)
-            if pos is None or pos >= size:
-                return None
-            entry = entries[pos]
-            append(entry)
-            entry_id = entry.parent_id
-            if entry_id is None:
-                path.reverse()
-                return path
-        return None
+        The walk follows parent positions, each looked up once per store and kept
+        (``_Store.parents``). A parent always comes before its child in an append-only
+        journal, so the positions fall at each step: no cycle can be walked, and every
+        position passed is inside this index. An entry whose parent is missing or comes
+        after it ends the walk with None."""
+        store, size = self._store, self._size
+        position, entries, parents = store.position, store.entries, store.parents
+        pos = position.get(leaf_id)  # type: ignore[arg-type]
+        if pos is None or pos >= size:
+            return None
+        chain: list[int] = []
+        keep = chain.append
+        while True:
+            keep(pos)
+            up = parents[pos]
+            if up == UNSEEN:
+                parent_id = entries[pos].parent_id
+                up = parents[pos] = ROOT if parent_id is None else position.get(parent_id, MISSING)
+            if up < 0 or up >= pos:
+                break
+            pos = up
+        if up != ROOT:
+            return None
+        chain.reverse()
+        return [entries[p] for p in chain]
 
     def child_entries(self, parent_id: str | None) -> list[Entry]:
         positions = self._store.children.get(parent_id, ())

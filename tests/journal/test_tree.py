@@ -90,6 +90,29 @@ def test_extended_index_is_not_seen_by_the_original():
     assert ids(children(a, "e6")) == ["x"] and c.get("x") is not None
 
 
+def test_walks_after_the_first_give_the_same_paths_on_shared_and_copied_stores():
+    """The parent positions a walk keeps serve later walks, of this index and of those
+    extended from it, and a store copied on divergence keeps none of the old one's."""
+    base = TreeIndex(article_entries())
+    assert ids(branch_of(base, "e6")) == ["e0", "e1", "e2", "e5", "e6"]
+    assert ids(branch_of(base, "e4")) == ["e0", "e1", "e2", "e3", "e4"]
+    a = base.extended(user("x", "e6")).extended(assistant("x2", "x"))
+    b = base.extended(user("y", "e4"))  # diverges: its own store
+    for _ in range(2):
+        assert ids(branch_of(a, "x2")) == ["e0", "e1", "e2", "e5", "e6", "x", "x2"]
+        assert ids(branch_of(b, "y")) == ["e0", "e1", "e2", "e3", "e4", "y"]
+        assert ids(branch_of(base, "e6")) == ["e0", "e1", "e2", "e5", "e6"]
+    with pytest.raises(BrokenSessionTree):
+        branch_of(base, "x2")  # a later index's entry is not in this one
+
+
+def test_a_parent_listed_after_its_child_still_gives_the_path():
+    entries = [user("b", "a"), assistant("c", "b"), user("a", None)]
+    for _ in range(2):
+        assert ids(branch_of(TreeIndex(entries), "c")) == ["a", "b", "c"]
+        assert ids(branch_of(entries, "c")) == ["a", "b", "c"]
+
+
 def test_seq_and_last():
     index = TreeIndex(article_entries())
     assert index.seq("e0") == 1 and index.seq("e6") == 7
