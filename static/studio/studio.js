@@ -157,8 +157,13 @@
   // leaf moved: then the newest turn is brought into view.
   var treeScroll = 0;
   function isTree(e) { return e.detail && e.detail.target && e.detail.target.id === "tree"; }
+  var treeFocus = null; // the node a keyboard user was on when the tree was redrawn
   document.addEventListener("htmx:oobBeforeSwap", function (e) {
-    if (isTree(e)) treeScroll = e.detail.target.scrollTop;
+    if (!isTree(e)) return;
+    treeScroll = e.detail.target.scrollTop;
+    var focused = document.activeElement;
+    var node = focused && focused.closest ? focused.closest("#tree .node") : null;
+    treeFocus = node ? node.dataset.entryId : null;
   });
   var placed = null; // the tree element placed last (htmx tells of one swap more than once)
   document.addEventListener("htmx:oobAfterSwap", function (e) {
@@ -235,8 +240,17 @@
     focusNode(next);
   });
 
-  // After the tree is redrawn, make it reachable with Tab again (the leaf first).
-  document.addEventListener("htmx:oobAfterSwap", function () { tabbable(); });
+  // After the tree is redrawn, the node a keyboard user was on keeps the focus (a live
+  // update must not throw them back to the top of the page); else the tree is made
+  // reachable with Tab again (the leaf first).
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    var again = isTree(e) && treeFocus
+      ? document.querySelector('#tree .node[data-entry-id="' + CSS.escape(treeFocus) + '"]')
+      : null;
+    if (isTree(e)) treeFocus = null;
+    if (again && again !== document.activeElement) focusNode(again);
+    tabbable();
+  });
   document.addEventListener("htmx:afterSwap", function () { tabbable(); });
   document.addEventListener("DOMContentLoaded", function () { tabbable(); });
   function tabbable() {

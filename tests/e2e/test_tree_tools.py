@@ -18,6 +18,7 @@ import pytest
 from tests.support.browser import (
     SESSION_URL,
     branch_entry_ids,
+    open_new_session,
     run_with_approval,
     send_prompt,
     shot,
@@ -263,3 +264,25 @@ def test_costs_labels_search_and_filters(shared_studio, page):
     node(page, ache[-1]).focus()
     page.keyboard.press("ArrowUp")
     assert focused() == ring[-1]
+
+
+def test_a_tree_redrawn_by_another_tab_keeps_the_keyboard_focus(shared_studio, page):
+    """A keyboard user on a node of the tree stays on it while live updates redraw the
+    tree: another tab's turn here, which redraws it several times."""
+    base = shared_studio.url
+    session_id = open_new_session(page, base, "focus")
+    first = say(page, session_id, "/say one")
+    second = say(page, session_id, "/say two")
+    node(page, first[-1]).focus()
+    page.evaluate("window.treeBefore = document.getElementById('tree')")
+
+    other = page.context.new_page()
+    other.goto(f"{base}/sessions/{session_id}/")
+    wait_ws_open(other)
+    third = say(other, session_id, "/say three")
+    wait_tree_has(page, third)
+    assert page.evaluate("document.getElementById('tree') !== window.treeBefore")
+    focused = "() => document.activeElement.dataset.entryId || null"
+    assert page.evaluate(focused) == first[-1]
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) == second[-1]
