@@ -31,9 +31,12 @@ def test_rows_are_the_querysets_own_with_fields_converted(alice):
         session_id=str,
     )
     [row] = read.rows(session_id=session.pk)
-    assert row == ComicSession.objects.filter(pk=session.pk).values_list(
-        *model_columns(ComicSession)
-    ).get()
+    assert (
+        row
+        == ComicSession.objects.filter(pk=session.pk)
+        .values_list(*model_columns(ComicSession))
+        .get()
+    )
     made = from_row(ComicSession, row)
     fresh = ComicSession.objects.get(pk=session.pk)
     assert {f: getattr(made, f) for f in model_columns(ComicSession)} == {
@@ -122,9 +125,9 @@ def test_a_locking_read_outside_a_transaction_is_refused_as_django_refuses_it():
     from django.db.transaction import TransactionManagementError
 
     locking = Prepared(
-        lambda session_id: ComicSession.objects.select_for_update()
-        .filter(pk=session_id)
-        .values_list("pk"),
+        lambda session_id: (
+            ComicSession.objects.select_for_update().filter(pk=session_id).values_list("pk")
+        ),
         session_id=str,
     )
     with transaction.atomic():
