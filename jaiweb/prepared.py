@@ -113,6 +113,11 @@ class Prepared:
             marks.get(a) if isinstance(a, (str, int)) and a != b else None
             for a, b in zip(params, params_b, strict=True)
         )
+        moving = [
+            a for a, b, slot in zip(params, params_b, slots, strict=True) if a != b and not slot
+        ]
+        if moving:  # e.g. a clock read inside ``build``: it would be frozen at its first value
+            raise ValueError(f"the queryset has parameters that are no argument: {moving!r}")
         missing = set(marks.values()) - set(slots)
         if missing:
             raise ValueError(f"the queryset does not use the arguments {sorted(missing)}")

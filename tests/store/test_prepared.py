@@ -109,6 +109,21 @@ def test_a_constant_equal_to_a_placeholder_stays_a_constant(alice):
         assert read.rows(owner=alice.pk) == [(session.pk,)]
 
 
+def test_a_value_that_moves_without_being_an_argument_is_refused():
+    """A clock read inside ``build`` would be compiled once and frozen: refused instead."""
+    from itertools import count
+
+    ticks = count()
+    read = Prepared(
+        lambda owner: ComicSession.objects.filter(
+            owner_id=owner, entry_count__gt=next(ticks)
+        ).values_list("pk"),
+        owner=int,
+    )
+    with pytest.raises(ValueError, match="no argument"):
+        read.rows(owner=1)
+
+
 def test_wrong_arguments_and_an_unused_argument_are_refused():
     read = Prepared(lambda session_id: Label.objects.filter(session_id=session_id), session_id=str)
     with pytest.raises(TypeError, match="arguments are"):
