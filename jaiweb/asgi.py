@@ -24,7 +24,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from jaiweb.ops.heap import heap_settle  # noqa: E402
 from jaiweb.ops.origins import SameOriginOnly  # noqa: E402
+from jaiweb.ops.startup import warm_up  # noqa: E402
 from jaiweb.ops.watchers import CountWebsockets  # noqa: E402
 from jaiweb.studio.routing import websocket_urlpatterns  # noqa: E402
 
@@ -49,3 +51,8 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# A serving process answers its first page and socket with every view and live template
+# loaded, and its collector's full passes skip what start-up loaded (jaiweb/ops/heap.py).
+warm_up()
+heap_settle()

@@ -8,7 +8,8 @@ from django.core.management.base import BaseCommand
 
 from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.live.push import ChannelLayerSink
-from jaiweb.ops.startup import refuse_a_broken_image_backend
+from jaiweb.ops.heap import heap_settle
+from jaiweb.ops.startup import import_model_provider, refuse_a_broken_image_backend
 
 
 class Command(BaseCommand):
@@ -30,6 +31,8 @@ class Command(BaseCommand):
             )
         runner = Runner(events=ChannelLayerSink(), config=RunnerConfig(workers=max(1, workers)))
         self.stdout.write(f"recovery: {runner.takeover()}")
+        import_model_provider()
+        heap_settle()  # the collector's full passes skip what start-up loaded
         self.stdout.write(f"jaiweb runner {runner.identity} running {workers} worker(s)")
         self.stdout.flush()
         stop = threading.Event()

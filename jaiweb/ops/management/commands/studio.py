@@ -24,7 +24,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from jaiweb.ops.startup import refuse_a_broken_image_backend, warm_up
+from jaiweb.ops.startup import refuse_a_broken_image_backend
 
 # How long a stopping studio waits for its runs to reach a step boundary and hand their
 # operations back; a run still inside a step then (a slow model, a render) is left to the
@@ -100,13 +100,14 @@ class Command(BaseCommand):
         if options["migrate"]:
             call_command("migrate", interactive=False, verbosity=max(verbosity - 1, 0))
 
+        # Importing it loads every view and live template before the studio listens: a
+        # page reconnecting after a restart is answered fast (jaiweb/ops/startup.py).
         from jaiweb.asgi import application
 
         # The embedded studio is its own static server (no collectstatic, no proxy in
         # front), with DEBUG off too.
         application = ASGIStaticFilesHandler(application)
 
-        warm_up()  # before it listens: a page reconnecting after a restart is answered fast
         server = None
         runners = []
 
