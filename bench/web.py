@@ -1210,12 +1210,17 @@ async def fanout_run(
         prefix.append(size)
     sent = stream.sent
     latencies, late_half = [], []
+    by_token: dict[int, list[float]] = {}
     for w in crowd:
         for at, chars in w.deltas:
             k = min(bisect_left(prefix, chars), len(sent) - 1)
             latencies.append(at - sent[k])
+            by_token.setdefault(k, []).append(at - sent[k])
             if k >= len(tokens) // 2:
                 late_half.append(at - sent[k])
+    # The token whose last watcher got it latest: a stall of the whole process (a pass
+    # of the garbage collector, a burst of renders) delays one token to every watcher.
+    slowest = max(by_token.items(), key=lambda item: max(item[1]), default=None)
     last_sent = sent[-1] if sent else wall0
     lost = [w for w in crowd if w.text != full]
     last_text = [w.deltas[-1][0] for w in crowd if w.deltas]
@@ -1227,6 +1232,9 @@ async def fanout_run(
         "unfinished": len(pending),
         "latencies": latencies,
         "late_half": late_half,
+        "slowest": None
+        if slowest is None
+        else (slowest[0], sent[slowest[0]] - sent[0], sorted(slowest[1])),
         "deltas": statistics.median([len(w.deltas) for w in crowd]),
         "messages": sum(w.messages for w in crowd),
         "catch_ups": statistics.median([w.regions for w in crowd]),
@@ -1295,6 +1303,12 @@ def bench_fanout(
         )
         print(f"        a token to each watcher: {describe_latencies(run['latencies'])}")
         print(f"          the narration's second half only: {describe_latencies(run['late_half'])}")
+        if run["slowest"]:
+            k, at, late = run["slowest"]
+            print(
+                f"          the slowest token (#{k}, {at:.2f} s in) reached {len(late)} "
+                f"watcher(s) {ms(late[0])} … {ms(late[-1])} after it was sent"
+            )
         print(
             f"        after the last token: all text in {ms(run['deliver_last'])}; "
             f"operation_finished line in {ms(max(ends)) if ends else '—'} (last watcher), "

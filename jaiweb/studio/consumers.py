@@ -355,10 +355,12 @@ class SessionConsumer(AsyncWebsocketConsumer):
         """Send what the run's event itself shows: streamed text, a step, a reply."""
         kind = event.get("type")
         if kind == "text_delta":
-            await self.send(text_data=_fragment("delta", text=str(event.get("text", ""))))
+            await self.send(
+                text_data=_fragment("delta", self.language, text=str(event.get("text", "")))
+            )
         elif kind == "operation_started":
             self.replies = []
-            await self.send(text_data=_fragment("started"))
+            await self.send(text_data=_fragment("started", self.language))
         elif kind == "entry_committed":
             reply = _assistant_text(event.get("entry"))
             if reply:
@@ -366,7 +368,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 # watcher missed (a full channel, a reconnect) is healed at the commit.
                 # One paragraph per reply; the next reply's deltas follow the last one.
                 self.replies.append(reply)
-                await self.send(text_data=_fragment("replies", replies=self.replies))
+                await self.send(
+                    text_data=_fragment("replies", self.language, replies=tuple(self.replies))
+                )
         elif kind in ("tool_started", "tool_finished"):
             await self.send(text_data=self._step(event, finished=kind == "tool_finished"))
         elif kind == "tool_progress":
@@ -376,12 +380,14 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 line = _("The model's answer broke off; asking again.")
             attempt = event.get("attempt_id")
             which = f"{event.get('operation_id', '')}-{attempt}" if attempt else next(self._retries)
-            await self.send(text_data=_step_line(f"retry-{which}", line))
+            await self.send(text_data=_step_line(f"retry-{which}", line, self.language))
         elif kind == "operation_finished":
             with translation.override(self.language):
                 error = (event.get("error") or {}).get("message")
                 line = end_label(str(event.get("outcome", "")), error)
-            await self.send(text_data=_step_line(f"end-{event.get('operation_id', '')}", line))
+            await self.send(
+                text_data=_step_line(f"end-{event.get('operation_id', '')}", line, self.language)
+            )
 
     def _progress(self, event: dict[str, Any]) -> str:
         tool = str(event.get("tool", ""))
@@ -393,7 +399,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
         call_id = str(event.get("tool_call_id", ""))
         started_ms = self._step_started.get(call_id)
         return _step_line(
-            f"step-{call_id}", label, tool=tool, done=False, started_ms=started_ms, replace=True
+            f"step-{call_id}",
+            label,
+            self.language,
+            tool=tool,
+            done=False,
+            started_ms=started_ms,
+            replace=True,
         )
 
     def _step(self, event: dict[str, Any], *, finished: bool) -> str:
@@ -407,7 +419,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
             self._step_started[call_id] = started_ms
             while len(self._step_started) > MAX_STEPS_TIMED:
                 del self._step_started[next(iter(self._step_started))]
-        return _step_line(f"step-{call_id}", label, tool=tool, done=finished, started_ms=started_ms)
+        return _step_line(
+            f"step-{call_id}", label, self.language, tool=tool, done=finished, started_ms=started_ms
+        )
 
 
 @functools.cache
@@ -416,14 +430,26 @@ def _template(name: str):
     return get_template(name)
 
 
-def _fragment(name: str, **context: Any) -> str:
-    """templates/studio/stream/<name>.html, autoescaped (its comment line stripped)."""
-    return _template(f"studio/stream/{name}.html").render(context).strip()
+def _fragment(name: str, language: str, **context: Any) -> str:
+    """templates/studio/stream/<name>.html in ``language``, autoescaped (its comment line
+    stripped); ``context``'s values are hashable.
+
+    Every watcher of a session gets each event at once, and each would render the same
+    fragment: it is rendered once per language, most of all for the text deltas, the
+    commonest event there is."""
+    return _rendered_fragment(name, language, tuple(sorted(context.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _rendered_fragment(name: str, language: str, context: tuple[tuple[str, Any], ...]) -> str:
+    with translation.override(language):
+        return _template(f"studio/stream/{name}.html").render(dict(context)).strip()
 
 
 def _step_line(
     element_id: str,
     label: str,
+    language: str,
     *,
     tool: str = "",
     done: bool = True,
@@ -435,6 +461,7 @@ def _step_line(
     safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in element_id)
     return _fragment(
         "step",
+        language,
         id=safe_id,
         tool=tool,
         done=done,

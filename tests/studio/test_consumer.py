@@ -99,6 +99,30 @@ async def test_streamed_text_is_appended_escaped_and_a_gap_catches_up(alice, epi
 
 
 @in_loop
+async def test_a_committed_reply_offering_a_panel_is_in_each_watchers_language(
+    alice, episode, clock
+):
+    chinese, _ = await connect(episode.id, alice, extra=[(b"accept-language", b"zh-hans")])
+    english, _ = await connect(episode.id, alice, extra=[(b"accept-language", b"en")])
+    for ws in (chinese, english):
+        await ws.receive_from(timeout=5)
+    reply = "[Pig-Man <bold>] Shall I draw it? /draw Pig-Man waves."
+    entry = {"type": "message", "message": {"role": "assistant", "content": reply}}
+    event = {"type": "entry_committed", "entry": entry, "n": 1}
+    await get_channel_layer().group_send(
+        group_name(episode.id), {"type": "session.event", "event": event}
+    )
+    zh, en = await chinese.receive_from(timeout=5), await english.receive_from(timeout=5)
+    assert "画出来" in zh and "Draw it" not in zh
+    assert "Draw it" in en and "画出来" not in en
+    for fragment in (zh, en):  # the same reply, escaped, with its one-click line
+        assert "Pig-Man &lt;bold&gt;" in fragment
+        assert 'data-prompt="/draw Pig-Man waves"' in fragment
+    for ws in (chinese, english):
+        await ws.disconnect()
+
+
+@in_loop
 async def test_a_committed_reply_replaces_the_stream_healing_lost_deltas(alice, episode, clock):
     ws, _ = await connect(episode.id, alice)  # the quiet pass: not within this test
     await ws.receive_from(timeout=5)
