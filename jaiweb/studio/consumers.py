@@ -54,6 +54,7 @@ from jaiweb.studio.pass_counts import pass_count
 from jaiweb.studio.regions import (
     REGIONS,
     catch_up_parts,
+    changed_regions_cached,
     changed_regions_html,
     region_digest,
     region_versions,
@@ -291,15 +292,24 @@ class SessionConsumer(AsyncWebsocketConsumer):
                     versions,
                 )
             else:
-                parts = await loop.run_in_executor(
-                    _RENDERERS,
-                    _on_a_renderer,
-                    _changed_regions,
-                    self.session_id,
-                    self.language,
-                    versions,
-                    list(read.names),
+                # Another watcher of the session rendered them at these versions already
+                # (most often): no trip to a renderer thread and back.
+                parts = changed_regions_cached(
+                    session_id=self.session_id,
+                    language=self.language,
+                    versions=versions,
+                    names=read.names,
                 )
+                if parts is None:
+                    parts = await loop.run_in_executor(
+                        _RENDERERS,
+                        _on_a_renderer,
+                        _changed_regions,
+                        self.session_id,
+                        self.language,
+                        versions,
+                        list(read.names),
+                    )
                 stream = ""
         except asyncio.CancelledError:
             raise

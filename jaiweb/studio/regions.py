@@ -7,6 +7,7 @@ journal (never from an event's payload) is what makes a missed or repeated event
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 from collections import OrderedDict
@@ -87,8 +88,13 @@ def regions_html(
     return "".join(region_parts(context=ctx, language=language, names=REGIONS).values())
 
 
+@functools.lru_cache(maxsize=512)
 def region_digest(html: str) -> str:
-    """A short digest of one region's HTML: what a page holds of it, told back by the page."""
+    """A short digest of one region's HTML: what a page holds of it, told back by the page.
+
+    Kept for the regions rendered lately: every watcher of a session is sent the same
+    rendering, one string whose hash Python keeps, so the watchers after the first look
+    its digest up."""
     return hashlib.blake2b(html.encode(), digest_size=8).hexdigest()
 
 
@@ -321,6 +327,20 @@ def _composed(
     for name in REGIONS:
         cached = _cached((session_id, name, versions[name], language))
         if cached is None or cached[1] != state:
+            return None
+        parts[name] = cached[0]
+    return parts
+
+
+def changed_regions_cached(
+    *, session_id: str, language: str, versions: dict[str, tuple[int, ...]], names: Iterable[str]
+) -> dict[str, str] | None:
+    """The regions ``names`` at ``versions`` when each is rendered already, else None: no
+    database, so a watcher's loop may ask before it sends the pass to a renderer thread."""
+    parts = {}
+    for name in names:
+        cached = _cached((session_id, name, versions[name], language))
+        if cached is None:
             return None
         parts[name] = cached[0]
     return parts

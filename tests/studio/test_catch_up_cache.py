@@ -109,3 +109,20 @@ def test_an_operation_fact_reads_neither_the_tree_nor_the_strip(alice, episode, 
         session_id=session.id, language="en", versions=moved, names=names
     )
     assert parts == whole
+
+
+def test_a_changed_pass_finds_what_another_watcher_rendered_without_the_database(
+    alice, episode, django_assert_num_queries
+):
+    session = drawn(episode, "/draw a pig on a roof")
+    versions = regions.region_versions({"entry": 7, "wallet": 2})
+    names = ("tree", "strip", "credits")
+    ask = {"session_id": session.id, "versions": versions, "names": names}
+    assert regions.changed_regions_cached(language="en", **ask) is None  # nothing rendered yet
+    rendered = regions.changed_regions_html(language="en", **ask)
+    assert set(rendered) == set(names) and "a pig on a roof" in rendered["strip"]
+    with django_assert_num_queries(0):
+        assert regions.changed_regions_cached(language="en", **ask) == rendered
+    assert regions.changed_regions_cached(language="zh-hans", **ask) is None  # its own words
+    moved = regions.region_versions({"entry": 8, "wallet": 2})  # a fact since: read again
+    assert regions.changed_regions_cached(language="en", **{**ask, "versions": moved}) is None
