@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jaiweb.prepared import Prepared
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
 from journal.variants import DRAW_TOOL, VariantSet, sets_on
@@ -20,6 +21,20 @@ def variant_sets_of(rows: Sequence[StoredEntry]) -> list[VariantSet]:
     return sets_on(r.entry for r in kept)
 
 
+# The children of some nodes (the prompts and the rewinds hanging from them), with each
+# message's role: run after every change a watcher hears of, so compiled once.
+_UNDER = Prepared(
+    lambda session_id, parents, known: (
+        Entry.objects.filter(session_id=session_id, parent_id__in=parents, seq__lte=known)
+        .values_list("parent_id", "entry_id", "type", "seq", "payload__message__role")
+        .order_by("seq")
+    ),
+    session_id=str,
+    parents=[str],
+    known=int,
+)
+
+
 def prompt_siblings(*, session: ComicSession, parents: Sequence[str]) -> dict[str, list[str]]:
     """The prompts hanging from each node of ``parents``, in append order: its user-message
     children and those of the rewinds made to it (a regenerate or a resend hangs its prompt
@@ -27,11 +42,7 @@ def prompt_siblings(*, session: ComicSession, parents: Sequence[str]) -> dict[st
     if not parents:
         return {}
     known = session.entry_count
-    under = list(
-        Entry.objects.filter(session=session, parent_id__in=set(parents), seq__lte=known)
-        .values_list("parent_id", "entry_id", "type", "seq", "payload__message__role")
-        .order_by("seq")
-    )
+    under = _UNDER.rows(session_id=session.id, parents=sorted(set(parents)), known=known)
     node_of = {entry_id: parent for parent, entry_id, type_, _s, _r in under if type_ == "branch"}
     found: list[tuple[int, str, str]] = [
         (seq, parent, entry_id)
@@ -41,13 +52,10 @@ def prompt_siblings(*, session: ComicSession, parents: Sequence[str]) -> dict[st
     if node_of:
         found += [
             (seq, node_of[parent], entry_id)
-            for parent, entry_id, seq in Entry.objects.filter(
-                session=session,
-                parent_id__in=set(node_of),
-                seq__lte=known,
-                type="message",
-                payload__message__role="user",
-            ).values_list("parent_id", "entry_id", "seq")
+            for parent, entry_id, type_, seq, role in _UNDER.rows(
+                session_id=session.id, parents=sorted(node_of), known=known
+            )
+            if type_ == "message" and role == "user"
         ]
     siblings: dict[str, list[str]] = {parent: [] for parent in parents}
     for _seq, parent, entry_id in sorted(found):
