@@ -329,16 +329,19 @@ class SessionConsumer(AsyncWebsocketConsumer):
             log.debug("a catch-up for a closed socket of %s", self.session_id)
 
     def _set_timer(self, at: float | None) -> None:
-        if at == self._timer_at and self._timer is not None:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer, self._timer_at = None, at
-        if at is not None:
-            self._timer = asyncio.ensure_future(self._wake_at(at))
+        """Wake at ``at`` in place of any earlier wake (None: not at all).
 
-    async def _wake_at(self, at: float) -> None:
-        while (left := at - self.clock()) > 0:
+        Most events move the wake later (the quiet pass comes after the last event): the
+        sleeping timer then only learns the new time, and on waking sleeps on to it. A
+        task is made again only for an earlier wake, not for each event to each watcher."""
+        if at is None or self._timer is None or self._timer_at is None or at < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None if at is None else asyncio.ensure_future(self._wake())
+        self._timer_at = at
+
+    async def _wake(self) -> None:
+        while self._timer_at is not None and (left := self._timer_at - self.clock()) > 0:
             await self.sleep(left)
         self._timer, self._timer_at = None, None  # this task is done: nothing cancels it
         await self._plan(Woken(last_local=last_event_number(self.session_id)))
