@@ -44,7 +44,7 @@ BENCHES = [
     ("agent_loop", ["--prompts", "20", "--renders", "100", "--service-renders", "20"]),
     ("sqlite_writers", ["--threads", "1,8", "--runs", "3"]),
     ("timeline", []),
-    ("web", ["--parts", "growth,sessions", "--repeat", "5"]),
+    ("web", ["--parts", "growth,sessions,fanout", "--repeat", "5"]),
     ("recovery", ["--no-journal-check", "--cap", "90"]),
     ("long_renders", ["--renders", "6", "--seconds", "10"]),
     ("load", ["--quick"]),

@@ -1362,6 +1362,25 @@ def bench_fanout(
         "regions ≤ 100 ms",
         bool(many["regions"]) and max(many["regions"]) <= 0.100,
     )
+    if many["latencies"] and one["latencies"]:
+        figure(
+            f"fan-out of a narration to {args.watchers} watchers: a token's p99 (target ≤ 80 ms)",
+            percentile(many["latencies"], 0.99) * 1e3,
+            percentile(one["latencies"], 0.99) * 1e3,
+            unit="ms",
+            floor_name="the same to 1 watcher",
+            backend=backend,
+        )
+    if many["regions"] and one["regions"]:
+        figure(
+            f"fan-out to {args.watchers} watchers: the finished regions at the last watcher, "
+            f"after the last token (target ≤ 100 ms)",
+            max(many["regions"]) * 1e3,
+            max(one["regions"]) * 1e3,
+            unit="ms",
+            floor_name="the same to 1 watcher",
+            backend=backend,
+        )
     summary.add(
         f"  studio CPU, {args.watchers} watchers (1 watcher)",
         f"{many['cpu']:.2f} s ({one['cpu']:.2f} s) over {many['wall']:.1f} s",
