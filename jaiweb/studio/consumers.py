@@ -98,6 +98,11 @@ def _watchable(session_id: str, user: Any):
 _RENDERERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="jaiweb-regions")
 
 
+# The changed passes' renderings under way in this process, by session, language and the
+# regions' versions: the watchers asking for one while it runs await it (``_changed``).
+_renderings: dict[tuple, asyncio.Future] = {}
+
+
 def _on_a_renderer(read: Callable[..., Any], *args: Any) -> Any:
     connection_done()
     try:
@@ -292,25 +297,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
                     versions,
                 )
             else:
-                # Another watcher of the session rendered them at these versions already
-                # (most often): no trip to a renderer thread and back.
-                parts = changed_regions_cached(
-                    session_id=self.session_id,
-                    language=self.language,
-                    versions=versions,
-                    names=read.names,
-                )
-                if parts is None:
-                    parts = await loop.run_in_executor(
-                        _RENDERERS,
-                        _on_a_renderer,
-                        _changed_regions,
-                        self.session_id,
-                        self.language,
-                        versions,
-                        list(read.names),
-                    )
-                stream = ""
+                parts, stream = await self._changed(versions, read.names), ""
         except asyncio.CancelledError:
             raise
         except Exception:  # the next event's pass reads again
@@ -319,6 +306,38 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self._read = (parts, stream)
         digests = tuple((name, region_digest(parts[name])) for name in REGIONS if name in parts)
         await self._plan(ReadDone(digests=digests, interval=interval, frames=self.frames))
+
+    async def _changed(
+        self, versions: dict[str, tuple[int, ...]], names: tuple[str, ...]
+    ) -> dict[str, str]:
+        """The regions ``names`` at ``versions``, rendered once for every watcher.
+
+        Most often another watcher of the session rendered them already, and they come
+        from the cache with no trip to a renderer thread. When one is rendering them right
+        now, this watcher awaits that rendering on its loop rather than taking a renderer
+        thread to wait on: with many watchers, one thread and one trip per change."""
+        parts = changed_regions_cached(
+            session_id=self.session_id, language=self.language, versions=versions, names=names
+        )
+        if parts is not None:
+            return parts
+        key = (self.session_id, self.language, tuple((name, versions[name]) for name in names))
+        loop = asyncio.get_running_loop()
+        rendering = _renderings.get(key)
+        if rendering is None or rendering.get_loop() is not loop:  # not another loop's
+            rendering = loop.run_in_executor(
+                _RENDERERS,
+                _on_a_renderer,
+                _changed_regions,
+                self.session_id,
+                self.language,
+                versions,
+                list(names),
+            )
+            _renderings[key] = rendering
+            rendering.add_done_callback(lambda _done: _renderings.pop(key, None))
+        # A watcher that goes away (its task cancelled) leaves the rendering to the others.
+        return await asyncio.shield(rendering)
 
     async def _send_read(self, send: Send) -> None:
         parts, stream = self._read

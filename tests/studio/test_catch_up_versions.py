@@ -204,6 +204,37 @@ async def test_a_fact_re_renders_only_its_regions_and_the_page_asking_gets_all(
 # --- one rendering for every watcher ------------------------------------------------------
 
 
+@in_loop
+async def test_watchers_await_the_one_rendering_under_way_on_their_loop(
+    alice, episode, clock, monkeypatch
+):
+    trips: list[tuple[str, ...]] = []
+    real = consumers._changed_regions
+
+    def slow(session_id, language, versions, names):  # one trip to a renderer thread
+        trips.append(tuple(names))
+        time.sleep(0.3)  # long enough for every watcher's pass to start meanwhile
+        return real(session_id, language, versions, names)
+
+    monkeypatch.setattr(consumers, "_changed_regions", slow)
+    watchers = [(await connect(episode.id, alice))[0] for _ in range(6)]
+    for ws in watchers:
+        await ws.receive_from(timeout=5)
+    clock.advance(CATCH_UP_INTERVAL)
+    await sync_to_async(credits_grant)(user=alice, amount=4)
+    balance = await sync_to_async(wallet_balance)(user=alice)
+    await announce(episode.id, 1, Elsewhere().change("wallet"))
+    for ws in watchers:
+        await ws.receive_from(timeout=5)  # the step line
+        frame = await ws.receive_from(timeout=5)
+        assert region_ids(frame) == {"credits", "controls"}
+        assert f'data-balance="{balance}"' in frame
+    assert trips == [("credits", "controls")]  # one thread's trip for all six
+    assert consumers._renderings == {}  # nothing left under way
+    for ws in watchers:
+        await ws.disconnect()
+
+
 def test_watchers_share_one_rendering_per_version_and_language(alice, episode, monkeypatch):
     renders: list[tuple[str, tuple]] = []
     real = regions.region_parts
