@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.db.models import F
+
 from jaiweb.prepared import Prepared
 from jaiweb.store.models import ComicSession, Entry
 from jaiweb.store.rows import StoredEntry, parse_rows
@@ -22,13 +24,13 @@ def variant_sets_of(rows: Sequence[StoredEntry]) -> list[VariantSet]:
 
 
 # The children of some nodes (the prompts and the rewinds hanging from them), with each
-# message's role: run after every change a watcher hears of, so compiled once.
+# message's role: run after every change a watcher hears of, so compiled once. Unordered:
+# an ORDER BY seq made SQLite walk the session's (session, seq) index, every entry of it,
+# rather than the children's index; the prompts are put in append order below.
 _UNDER = Prepared(
-    lambda session_id, parents, known: (
-        Entry.objects.filter(session_id=session_id, parent_id__in=parents, seq__lte=known)
-        .values_list("parent_id", "entry_id", "type", "seq", "payload__message__role")
-        .order_by("seq")
-    ),
+    lambda session_id, parents, known: Entry.objects.filter(
+        session_id=session_id, parent_id__in=parents, seq__lte=known
+    ).values_list("parent_id", "entry_id", "type", "seq", "payload__message__role"),
     session_id=str,
     parents=[str],
     known=int,
@@ -63,21 +65,36 @@ def prompt_siblings(*, session: ComicSession, parents: Sequence[str]) -> dict[st
     return siblings
 
 
+_CHAIN_OF = Prepared(
+    lambda session_id, entry_id: Entry.objects.filter(
+        session_id=session_id, entry_id=entry_id
+    ).values_list("chain")[:1],
+    session_id=str,
+    entry_id=str,
+)
+# A chain's last entry the session's snapshot holds. The snapshot's bound is on ``seq + 0``:
+# on ``seq`` itself, SQLite walked the session's (session, seq) index, every entry of it,
+# rather than the chain's own (session, chain, chain_pos) index backwards.
+_CHAIN_END = Prepared(
+    lambda session_id, chain, known: (
+        Entry.objects.filter(session_id=session_id, chain=chain)
+        .alias(appended=F("seq") + 0)
+        .filter(appended__lte=known)
+        .order_by("-chain_pos")
+        .values_list("entry_id")[:1]
+    ),
+    session_id=str,
+    chain=int,
+    known=int,
+)
+
+
 def line_end(*, session: ComicSession, entry_id: str) -> str:
     """The last entry of the line (the chain of first children) that holds ``entry_id``:
     where that branch was left, as a sibling turn's flip goes back to. ``entry_id`` itself
     when it is unknown."""
-    chain = (
-        Entry.objects.filter(session=session, entry_id=entry_id)
-        .values_list("chain", flat=True)
-        .first()
-    )
-    if chain is None:
+    found = _CHAIN_OF.first(session_id=session.id, entry_id=entry_id)
+    if found is None:
         return entry_id
-    last = (
-        Entry.objects.filter(session=session, chain=chain, seq__lte=session.entry_count)
-        .order_by("-chain_pos")
-        .values_list("entry_id", flat=True)
-        .first()
-    )
-    return last or entry_id
+    last = _CHAIN_END.first(session_id=session.id, chain=found[0], known=session.entry_count)
+    return last[0] if last else entry_id

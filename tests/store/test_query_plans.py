@@ -40,6 +40,7 @@ from jaiweb.store.selectors import (
     tool_results_at,
 )
 from jaiweb.store.services import operation_accept, session_delete
+from jaiweb.store.variants import line_end, prompt_siblings
 from jaiweb.studio.tree import active_path_view, fork_view, path_page
 from tests.support.trees import big_tree_create
 
@@ -244,6 +245,20 @@ def test_branch_rows(tree):
             {BY_ID, CHAIN, BY_SEQ},
             must=CHAIN,
         )
+
+
+def test_the_sibling_prompts_of_some_nodes(tree):
+    """The strip's switcher: the prompts and rewinds hanging from the nodes of a page."""
+    assert_plans(
+        lambda: prompt_siblings(session=tree, parents=["m0", "m10", "m20", "m30"]),
+        {CHILDREN},
+        must=CHILDREN,
+    )
+
+
+def test_the_end_of_a_line(tree):
+    """Where a sibling turn's line was left: its chain's index, from its far end."""
+    assert_plans(lambda: line_end(session=tree, entry_id="s3_2"), {BY_ID, CHAIN}, must=CHAIN)
 
 
 def test_entries_after(tree):
