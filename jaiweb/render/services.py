@@ -29,6 +29,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from jaiweb.prepared import Prepared, from_row, model_columns
 from jaiweb.render.backends import BackendError, Renderer, renderer_for_settings
 from jaiweb.render.backends.base import ReferenceImage, panel_reference
 from jaiweb.render.errors import InsufficientCredits, KeyReused, RenderFailed, RenderInProgress
@@ -89,10 +90,23 @@ def _wallet_created(user: Any, now: datetime) -> Wallet | None:
     return wallet
 
 
+# Every render takes it twice (its charge is held, then settled): compiled once.
+_LOCKED_WALLET = Prepared(
+    lambda user_id: (
+        Wallet.objects.select_for_update()
+        .filter(user_id=user_id)
+        .order_by("pk")
+        .values_list(*model_columns(Wallet))[:1]
+    ),
+    user_id=int,
+)
+
+
 def _locked_wallet(user: Any, now: datetime) -> Wallet:
     """The user's wallet, locked for this transaction, with this month's top-up written
     first when it is due: every movement of credits starts here."""
-    wallet = Wallet.objects.select_for_update().filter(user=user).first()
+    # a user, or its id, as the filter on the relation took either
+    wallet = from_row(Wallet, _LOCKED_WALLET.first(user_id=getattr(user, "pk", user)))
     if wallet is None:
         created = _wallet_created(user, now)
         if created is not None:
