@@ -34,8 +34,13 @@ from jaiweb.agent.view import View, acted_on_from_view
 from jaiweb.agent.writer import FencedWriter
 from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import Lease, lease_release, operation_wait
-from jaiweb.store.models import Operation
-from jaiweb.store.selectors import app_state_at, branch_get, operation_reading
+from jaiweb.store.selectors import (
+    app_state_at,
+    branch_get,
+    operation_reading,
+    operation_session_get,
+    session_position,
+)
 from journal import steps
 from journal.entries import AppStateEntry, Entry, UserMessage
 from journal.records import OperationFinished, Record
@@ -82,10 +87,7 @@ class OperationRun:
         self.interleave = interleave  # tests: another writer acts between decision and append
         self.should_stop = should_stop  # the process is shutting down: hand back at a boundary
         self.operation_id = lease.operation_id
-        operation = Operation.objects.select_related("session", "session__owner").get(
-            pk=lease.operation_id
-        )
-        self.session = operation.session
+        self.session, language = operation_session_get(operation_id=lease.operation_id)
         self.keeper = LeaseKeeper(lease, self.config.lease_seconds)
         self.writer = FencedWriter(
             operation_id=self.operation_id,
@@ -102,7 +104,7 @@ class OperationRun:
         self.model_turn = ModelTurn(
             provider=provider,
             tool_specs=[tool.spec() for tool in tools.values()],
-            language=operation.language or None,  # the page's language the prompt came from
+            language=language or None,  # the page's language the prompt came from
             writer=self.writer,
             write_facts=self.write_facts_and_begin_next,
             emit=self.emit,
@@ -172,7 +174,9 @@ class OperationRun:
     # -- reading ------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.session.refresh_from_db(fields=["leaf_id", "entry_count"])
+        self.session.leaf_id, self.session.entry_count = session_position(
+            session_id=self.session.id
+        )
         self.writer.leaf = self.session.leaf_id
         self.writer.state = AppState.of(app_state_at(session=self.session))
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cachetools import LRUCache
+from django.contrib.auth import get_user_model
 from django.db import connection
 
 from jaiweb.prepared import Prepared, from_row, model_columns
@@ -56,6 +57,54 @@ _OWNED_SESSION = Prepared(
     session_id=str,
     owner=int,
 )
+
+
+# What a run reads as it starts: its operation's language and its session (whatever the
+# session's state) with the session's owner; then the session's leaf and entry count. Every
+# operation reads them: compiled once.
+_RUN_START = Prepared(
+    lambda operation_id: Operation.objects.filter(pk=operation_id).values_list(
+        "language", *(f"session__{column}" for column in model_columns(ComicSession))
+    ),
+    operation_id=str,
+)
+_USER = Prepared(
+    lambda user_id: (
+        get_user_model().objects.filter(pk=user_id).values_list(*model_columns(get_user_model()))
+    ),
+    user_id=int,
+)
+_POSITION = Prepared(
+    lambda session_id: ComicSession.objects.filter(pk=session_id).values_list(
+        "leaf_id", "entry_count"
+    ),
+    session_id=str,
+)
+
+
+_OWNER_AT = model_columns(ComicSession).index("owner_id")
+
+
+def operation_session_get(*, operation_id: str) -> tuple[ComicSession, str | None]:
+    """The session an operation runs in, whatever the session's state, with its owner read
+    too (the run's tools act as them); and the operation's language (None: the default).
+    ``Operation.DoesNotExist`` when the operation or the session's owner is gone."""
+    row = _RUN_START.first(operation_id=operation_id)
+    owner = None if row is None else _USER.first(user_id=row[1 + _OWNER_AT])
+    if row is None or owner is None:
+        raise Operation.DoesNotExist(f"no operation {operation_id} with its session and owner")
+    session = from_row(ComicSession, row[1:])
+    session.owner = from_row(get_user_model(), owner)
+    return session, row[0]
+
+
+def session_position(*, session_id: str) -> tuple[str | None, int]:
+    """The session's leaf and entry count as the database has them now.
+    ``ComicSession.DoesNotExist`` when it is gone."""
+    row = _POSITION.first(session_id=session_id)
+    if row is None:
+        raise ComicSession.DoesNotExist(f"no session {session_id}")
+    return row[0], row[1]
 
 
 def session_get(*, session_id: str, owner: Any = None) -> ComicSession:

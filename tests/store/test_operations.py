@@ -16,7 +16,12 @@ from jaiweb.store.errors import (
 )
 from jaiweb.store.leases import lease_release, lease_renew, operation_claim
 from jaiweb.store.models import ComicSession, Entry, Operation, OperationRecord
-from jaiweb.store.selectors import operation_records, operation_verdict
+from jaiweb.store.selectors import (
+    operation_records,
+    operation_session_get,
+    operation_verdict,
+    session_position,
+)
 from jaiweb.store.services import (
     operation_accept,
     operation_approval_decide,
@@ -225,3 +230,19 @@ def test_folded_columns_equal_the_fold(session, alice):
         assert op.record_count == len(records)
         assert op.outcome == (log.finished.outcome if log.finished else None)
     assert Operation.objects.get(pk=got.operation_id).lease_owner is None
+
+
+def test_a_run_starts_from_its_session_owner_language_and_position(
+    session, alice, django_assert_num_queries
+):
+    got = operation_accept(session_id=session.id, text="/draw a roof", language="zh-hans", now=NOW)
+    with django_assert_num_queries(2):  # the operation with its session, then the owner
+        ran_in, language = operation_session_get(operation_id=got.operation_id)
+    with django_assert_num_queries(0):
+        assert ran_in.owner == alice and ran_in.owner.username == alice.username
+    assert ran_in.id == session.id and language == "zh-hans"
+    assert session_position(session_id=session.id) == (got.input_entry_id, 1)
+    with pytest.raises(Operation.DoesNotExist):
+        operation_session_get(operation_id="op_nope")
+    with pytest.raises(ComicSession.DoesNotExist):
+        session_position(session_id="s_nope")
