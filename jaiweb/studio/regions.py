@@ -337,13 +337,18 @@ def changed_regions_cached(
 ) -> dict[str, str] | None:
     """The regions ``names`` at ``versions`` when each is rendered already, else None: no
     database, so a watcher's loop may ask before it sends the pass to a renderer thread."""
-    parts = {}
-    for name in names:
-        cached = _cached((session_id, name, versions[name], language))
-        if cached is None:
-            return None
-        parts[name] = cached[0]
-    return parts
+    parts = _kept_regions(session_id, language, versions, names)
+    if any(cached is None for cached in parts.values()):
+        return None
+    return {name: cached[0] for name, cached in parts.items()}
+
+
+def _kept_regions(
+    session_id: str, language: str, versions: dict[str, tuple[int, ...]], names: Iterable[str]
+) -> dict[str, Any]:
+    """Each of the regions ``names`` as kept at its version (its HTML and the database
+    version it was rendered from), or None for one not rendered yet."""
+    return {name: _cached((session_id, name, versions[name], language)) for name in names}
 
 
 def changed_regions_html(
@@ -359,11 +364,11 @@ def changed_regions_html(
     commits. Each region is rendered once per version and language, whoever asks. Only a
     region not rendered yet reads the database, and it reads only what it shows: the credits
     alone read the balance alone."""
-    keys = {name: (session_id, name, versions[name], language) for name in names}
-    parts = {name: _cached(key) for name, key in keys.items()}
+    parts = _kept_regions(session_id, language, versions, names)
     missing = tuple(name for name, cached in parts.items() if cached is None)
     if not missing:
         return {name: cached[0] for name, cached in parts.items()}
+    keys = {name: (session_id, name, versions[name], language) for name in parts}
     found: dict[str, tuple[str, tuple | None]] = {}
 
     def render() -> None:
