@@ -84,14 +84,27 @@ STUDIO_BUBBLE_SIZE = 20
 
 
 @dataclass(frozen=True, slots=True)
+class BubbleWords:
+    """One bubble's words as its editor shows them: who says what, and where the bubble's
+    tail points (in percent of the picture)."""
+
+    index: int
+    character: str
+    text: str
+    x: int
+    y: int
+
+
+@dataclass(frozen=True, slots=True)
 class PanelLayer:
     """What the studio draws over and under a panel's picture, and what its editor shows:
     the caption, each bubble placed over the frame, and the words as they can be edited
-    (places in percent of the picture)."""
+    (places in percent of the picture). A frozen value, so that the strip can keep a
+    panel's HTML by what it shows."""
 
     caption: str
     bubbles: tuple[PlacedBubble, ...]
-    speech: tuple[dict[str, Any], ...]
+    speech: tuple[BubbleWords, ...]
     edited: bool
     width: int = STUDIO_ART.width
     height: int = STUDIO_ART.height
@@ -117,15 +130,7 @@ def panel_layer(lettering: Lettering, *, edited: bool) -> PanelLayer:
                 box.y / STUDIO_ART.height,
             )
         )
-        speech.append(
-            {
-                "index": index,
-                "character": name,
-                "text": words,
-                "x": round(x * 100),
-                "y": round(y * 100),
-            }
-        )
+        speech.append(BubbleWords(index, name, words, round(x * 100), round(y * 100)))
     return PanelLayer(lettering.caption, bubbles, tuple(speech), edited)
 
 
