@@ -92,13 +92,4 @@
   document.addEventListener("htmx:oobAfterSwap", touched);
   document.addEventListener("htmx:afterSettle", touched);
   document.addEventListener("DOMContentLoaded", refresh);
-
-  // A chapter's form sends the leaf the tree shows (its node's HTML is shared by pages
-  // that may show other leaves).
-  document.addEventListener("htmx:configRequest", function (e) {
-    var form = e.detail && e.detail.elt;
-    if (!form || !form.matches || !form.matches("form[data-fills-leaf]")) return;
-    var tree = document.getElementById("tree");
-    e.detail.parameters.expected_leaf_id = tree ? tree.dataset.leafId : "";
-  });
 })();

@@ -15,6 +15,16 @@
     ];
   });
 
+  // A form whose HTML is kept and shared (a tree turn's chapter, a strip panel's look and
+  // variant forms) names no leaf: it sends the leaf the tree shows when it is submitted,
+  // so that a write made on a page that has moved on is refused as stale.
+  document.addEventListener("htmx:configRequest", function (e) {
+    var form = e.detail && e.detail.elt;
+    if (!form || !form.matches || !form.matches("form[data-fills-leaf]")) return;
+    var tree = document.getElementById("tree");
+    e.detail.parameters.expected_leaf_id = tree ? tree.dataset.leafId : "";
+  });
+
   // While the socket is down the page says so (it would otherwise look live and idle),
   // and a send that cannot reach the server says so too; the typed text stays in the box.
   var leaving = false;
