@@ -1,7 +1,9 @@
 """A watcher's catch-up read on a renderer thread: what opening a connection for each one
 costs (the commit before issue 17 closed it around every render: CONN_MAX_AGE=0), beside
-a connection the renderer keeps (SQLite since issue 17). CPU time of this process, per
-read, medians of 5 runs of 200; docs/PERFORMANCE.md ("CPU per operation under load").
+a connection the renderer keeps (SQLite since issue 17). Then a path read of a session
+with a page of drawn panels, as a pass after an entry makes it: the regions' context, and
+every region rendered from it. CPU time of this process, per read, medians of 5 runs of
+200; docs/PERFORMANCE.md ("CPU per operation under load").
 
     .venv/bin/python bench/catch_up_read.py          # SQLite (+ PostgreSQL if named)
 """
@@ -18,6 +20,62 @@ sys.path.insert(0, str(ROOT))
 from bench.common import bench_main, describe_database, scratch_django  # noqa: E402
 
 RUNS, READS = 5, 200
+PANELS = 24  # a page of the strip (STRIP_PAGE)
+
+
+def cpu_per_read(read) -> tuple[float, list[float]]:
+    """The median CPU milliseconds of ``read`` over RUNS runs of READS calls, and each run's."""
+    runs = []
+    for _ in range(RUNS):
+        started = time.process_time()
+        for _ in range(READS):
+            read()
+        runs.append((time.process_time() - started) / READS * 1e3)
+    return statistics.median(runs), runs
+
+
+def drawn_session(user):
+    """A session whose leaf shows PANELS panels, each drawn by the offline director."""
+    from jaiweb.render.models import Wallet
+    from jaiweb.render.services import wallet_get_or_create
+    from jaiweb.store.services import operation_accept, session_create
+    from tests.support.runs import run_pending
+
+    wallet_get_or_create(user=user)
+    Wallet.objects.filter(user=user).update(balance=10 * PANELS * 10)
+    state = {"characters": {"猪猪侠": {}, "超人强": {}}, "permission_mode": "auto"}
+    session = session_create(owner=user, title="drawn", initial_app_state=state)
+    for n in range(PANELS):
+        operation_accept(session_id=session.id, text=f"/draw 猪猪侠和超人强在擂台上，第{n + 1}回合")
+        run_pending()
+    return session
+
+
+def path_read(user) -> None:
+    """A pass's path read of a drawn session: its context, then its regions rendered."""
+    from jaiweb.live.catch_up import REGIONS
+    from jaiweb.store.selectors import session_get
+    from jaiweb.studio.regions import region_parts, studio_context
+
+    session = session_get(session_id=drawn_session(user).id)
+    context = studio_context(session=session)
+    shown = len(context["strip"].panels)
+    print(f"  a session with {shown} panels on its leaf ({session.entry_count} entries):")
+    for what, read in (
+        ("studio_context", lambda: studio_context(session=session)),
+        (
+            "every region rendered (zh-hans)",
+            lambda: region_parts(context=context, language="zh-hans", names=REGIONS),
+        ),
+        (
+            "the strip alone rendered",
+            lambda: region_parts(context=context, language="zh-hans", names=["strip"]),
+        ),
+    ):
+        median, runs = cpu_per_read(read)
+        print(
+            f"    {what}: {median:.2f} ms CPU per read (runs {', '.join(f'{r:.2f}' for r in runs)})"
+        )
 
 
 def run_backend(backend: str, args) -> None:
@@ -45,21 +103,21 @@ def run_backend(backend: str, args) -> None:
             ("session_get + studio_context", regions_read),
         ):
             for how, closing in (("connection closed around it", True), ("connection kept", False)):
-                runs = []
-                for _ in range(RUNS):
-                    started = time.process_time()
-                    for _ in range(READS):
-                        if closing:
-                            close_old_connections()
-                        read()
-                        if closing:
-                            close_old_connections()
-                    runs.append((time.process_time() - started) / READS * 1e3)
+
+                def once(read=read, closing=closing) -> None:
+                    if closing:
+                        close_old_connections()
+                    read()
+                    if closing:
+                        close_old_connections()
+
+                median, runs = cpu_per_read(once)
                 close_old_connections()
                 print(
-                    f"  {what}, {how}: {statistics.median(runs):.2f} ms CPU per read "
+                    f"  {what}, {how}: {median:.2f} ms CPU per read "
                     f"(runs {', '.join(f'{r:.2f}' for r in runs)})"
                 )
+        path_read(user)
 
 
 def main() -> None:
@@ -68,7 +126,9 @@ def main() -> None:
         __doc__,
         lambda parser: None,
         run_backend,
-        workload=lambda args: f"{RUNS} runs of {READS} reads of a fresh session",
+        workload=lambda args: (
+            f"{RUNS} runs of {READS} reads of a fresh session, then of one with {PANELS} panels"
+        ),
     )
 
 
