@@ -59,10 +59,17 @@
     say((el ? el.dataset.refused : "The server could not do that") + " (" + e.detail.xhr.status + ").");
   });
 
-  // Keep the newest narration in view.
+  // Keep the newest narration in view: the end of what streams, and the beginning of a
+  // committed reply too long for the box (what the director did comes first in it; the
+  // rest is a scroll away), so a short box on a phone never opens mid-sentence.
   document.addEventListener("htmx:wsAfterMessage", function () {
     var stream = document.getElementById("stream");
-    if (stream) stream.scrollTop = stream.scrollHeight;
+    if (!stream) return;
+    stream.scrollTop = stream.scrollHeight;
+    var reply = stream.querySelector("#stream-text > p:last-child");
+    if (!reply) return;
+    var top = reply.getBoundingClientRect().top - stream.getBoundingClientRect().top;
+    if (top < 0) stream.scrollTop += top;
   });
 
   // A run that is not going any more has no step still ticking (after a reconnect the
