@@ -60,10 +60,38 @@ ERROR_KINDS = (
 
 SETUP_USERS = """
 import json
+from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 from jaiweb.accounts.services import api_token_create
 from jaiweb.render.services import credits_grant
+from jaiweb.store.services import entry_append, session_create
+from journal.entries import AssistantMessage, MessageEntry, ToolCall, ToolResultMessage, UserMessage
+
+
+def drawn_turn(n, parent, at):
+    # a turn as the loop writes one: the prompt, the reply calling the renderer, its
+    # result with the panel's image, the closing reply (its last entry is t<n>f)
+    call = ToolCall(id="c1", name="generate_image", arguments={{"prompt": "scene %d" % n}})
+    result = ToolResultMessage(
+        tool_call_id="c1", tool_name="generate_image", content="panel rendered",
+        details={{"image_id": "img_history_%04d" % n}},
+    )
+    messages = [
+        UserMessage(content="/draw scene %d" % n),
+        AssistantMessage(content="drawing %d" % n, tool_calls=[call], stop_reason="tool_use"),
+        result,
+        AssistantMessage(content="done %d" % n, stop_reason="stop"),
+    ]
+    out = []
+    for kind, message in zip("uarf", messages):
+        out.append(MessageEntry(id="t%d%s" % (n, kind), parent_id=parent, timestamp=at,
+                                message=message))
+        parent = out[-1].id
+    return out
+
+
 out = []
 for i in range({count}):
     user = get_user_model().objects.create_user("{prefix}%d" % i)
@@ -71,7 +99,17 @@ for i in range({count}):
     credits_grant(user=user, amount=100000, note="bench load")
     client = Client()
     client.force_login(user)
-    out.append({{"token": token, "cookie": client.cookies["sessionid"].value}})
+    made = {{"token": token, "cookie": client.cookies["sessionid"].value}}
+    if {history}:
+        session = session_create(owner=user, title="load #%d" % i,
+                                 initial_app_state=json.loads({state!r}))
+        leaf, at = None, timezone.now() - timedelta(hours=1)
+        for n in range(1, {history} + 1):
+            turn = drawn_turn(n, leaf, at + timedelta(seconds=n))
+            entry_append(session_id=session.id, entries=turn, expected_leaf_id=leaf)
+            leaf = turn[-1].id
+        made["session"] = session.id
+    out.append(made)
 print(json.dumps(out))
 """
 
@@ -455,8 +493,10 @@ async def run_step(
 
         async def make(i: int) -> Session:
             api = clients[i % len(clients)]
-            async with sem:
-                sid = await create_session(api, users[i]["token"], f"load K={k} #{i}")
+            sid = users[i].get("session")  # made with its history (--history)
+            if sid is None:
+                async with sem:
+                    sid = await create_session(api, users[i]["token"], f"load K={k} #{i}")
             return Session(i, sid, users[i]["token"], users[i]["cookie"], api)
 
         made = await asyncio.gather(*(make(i) for i in range(k)), return_exceptions=True)
@@ -801,8 +841,14 @@ def manage(env: dict[str, str], *args: str, timeout: float = 600, root: Path = R
     return done.stdout
 
 
-def make_users(run_manage, count: int, prefix: str) -> list[dict]:
-    out = run_manage("shell", "-c", SETUP_USERS.format(count=count, prefix=prefix))
+def make_users(run_manage, count: int, prefix: str, history: int = 0) -> list[dict]:
+    """``count`` users with a token, a logged-in cookie and credits; with ``history``, each
+    with a session whose branch holds that many drawn panels (written as the loop writes a
+    turn, through the store's append), which the step then prompts in."""
+    script = SETUP_USERS.format(
+        count=count, prefix=prefix, history=history, state=json.dumps(STATE)
+    )
+    out = run_manage("shell", "-c", script)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -814,7 +860,7 @@ def climb(setup: str, urls: list[str], run_manage, probe: CpuProbe, names, args,
     steps: list[Step] = []
     for n, k in enumerate([1, *args.ks]):
         t = time.perf_counter()
-        users = make_users(run_manage, k, f"load{n}k{k}u")
+        users = make_users(run_manage, k, f"load{n}k{k}u", args.history)
         label = "baseline, 1 session" if k == 1 else f"{k} sessions"
         ops = max(args.ops_per_session, BASELINE_OPS) if k == 1 else args.ops_per_session
         print(
@@ -1045,6 +1091,12 @@ def main() -> None:
     parser_.add_argument(
         "--no-stop", action="store_true", help="run every K even after it saturates"
     )
+    parser_.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="drawn panels each session holds before its step (0: a new session)",
+    )
     parser_.add_argument("--logs", help="keep the cluster's logs in this folder (default: removed)")
     parser_.add_argument(
         "--profile",
@@ -1077,7 +1129,7 @@ def main() -> None:
     header(
         args,
         f"setup {args.setup}, K {','.join(map(str, args.ks))}, {args.ops_per_session} "
-        "operations per session" + ("; --quick" if args.quick else ""),
+        "operations per session" + history_note(args) + ("; --quick" if args.quick else ""),
     )
     print(f"before the run, over 2 s: {other_load()}")
     started = time.monotonic()
@@ -1103,6 +1155,10 @@ def main() -> None:
     total = sum(s.error_count for _, s, _ in rows)
     print(f"\n  errors over the whole run: {total}" + ("" if not total else "  (must be 0)"))
     print(f"  (whole run {time.monotonic() - started:.0f} s; {load()} at the end)")
+
+
+def history_note(args) -> str:
+    return f", each in a session of {args.history} drawn panels" if args.history else ""
 
 
 def keep_cpu_growth(rows: list[tuple[str, Step, list[str]]]) -> None:
@@ -1143,7 +1199,8 @@ def compare_main(parser_, args) -> None:
     header(
         args,
         f"embedded A/B: this checkout ({ROOT}) and {other}, {args.rounds} rounds, K "
-        f"{','.join(map(str, args.ks))}, {args.ops_per_session} operations per session",
+        f"{','.join(map(str, args.ks))}, {args.ops_per_session} operations per session"
+        + history_note(args),
     )
     seen: dict[tuple[str, int], list[tuple[float, float, int]]] = {}
     loads = []
