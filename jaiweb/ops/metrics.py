@@ -134,8 +134,10 @@ class _Scrape:
             "Region renderings of this process read from the database, shared by a session's "
             "watchers of one language, by what they read: path (the tree and the strip), run "
             "(the run and the leaf's state), credits (the balance), cached (a whole pass "
-            "served by what changed passes rendered), stream (the latest run's stream), "
-            "version (the three queries a whole pass is keyed by).",
+            "served by what changed passes rendered, or a changed pass by what a whole pass "
+            "or an answer rendered), stream (the latest run's stream), answer (the whole "
+            "context for a studio write's answer), version (the three queries a whole pass "
+            "is keyed by).",
             labels=["read"],
         )
         for kind, n in counts["reads"].items():

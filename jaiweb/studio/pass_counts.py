@@ -18,10 +18,12 @@ PASS_KINDS = ("asked", "quiet", "unannounced", "changed")
 # A rendering from the database, shared by the watchers of a session and language:
 # ``path`` (the tree and the strip: the whole context), ``run`` (the run and the leaf's
 # state alone), ``credits`` (the balance alone), ``cached`` (a whole pass served by what
-# the changed passes rendered), ``stream`` (the stream as the journal has it); and
+# the changed passes rendered, or a changed pass served by what a whole pass or an answer
+# rendered), ``stream`` (the stream as the journal has it), ``answer`` (the whole context
+# for a studio write's HTTP answer, which the passes after it then find); and
 # ``version``, the three short queries of the database version the whole passes and the
 # renders are keyed by.
-READ_KINDS = ("path", "run", "credits", "cached", "stream", "version")
+READ_KINDS = ("path", "run", "credits", "cached", "stream", "answer", "version")
 
 _lock = threading.Lock()
 _passes: Counter[str] = Counter()

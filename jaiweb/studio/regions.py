@@ -123,8 +123,12 @@ def answer_regions(*, session: ComicSession, language: str | None) -> tuple[str,
 
     The answer only answers: the command that made the change announced it after its commit.
     The page, once it has swapped the regions in, tells its socket their digests, so that
-    the socket does not send them again."""
-    parts = region_parts(context=studio_context(session=session), language=language, names=REGIONS)
+    the socket does not send them again. The regions are rendered as a watcher's pass
+    renders them, once per database version and language: the passes that the change's
+    announcement starts find them rendered, for the sender's other tabs and for this one."""
+    parts, _stream = catch_up_parts(
+        session=session, language=language or settings.LANGUAGE_CODE, counted_as="answer"
+    )
     return "".join(parts.values()), regions_header(parts)
 
 
@@ -264,13 +268,15 @@ def catch_up_parts(
     language: str,
     versions: dict[str, tuple[int, ...]] | None = None,
     with_stream: bool = False,
+    counted_as: str = "path",
 ) -> tuple[dict[str, str], str]:
     """Render every region, by name, and with ``with_stream`` the stream as the journal has it.
 
     The regions are those of ``regions_html_shared`` and the stream is ``stream_html``. Each
     is rendered once per database version and language, because the quiet passes after a run
     all read the same finished run. The stream moves with the unfinished operation's records,
-    or with the entries a new operation appends."""
+    or with the entries a new operation appends. ``counted_as``: the read kind a rendering
+    from the database counts as (``pass_counts``)."""
     state, shared = _version(session)
     key = (*state, language)
     html: dict[str, str] | None = _cached(key)
@@ -282,7 +288,7 @@ def catch_up_parts(
     if html is None:
 
         def render() -> None:
-            read_count("path")
+            read_count(counted_as)
             parts = region_parts(
                 context=studio_context(session=session, **shared),
                 language=language,
@@ -387,6 +393,12 @@ def changed_regions_html(
             }
         else:  # the database version too, for a forced pass to find these by (above)
             state, shared = _version(session)
+            whole = _cached((*state, language))
+            if whole is not None:  # an answer or a whole pass rendered this version already
+                read_count("cached")
+                found.update({name: (whole[name], state) for name in missing})
+                _store({keys[name]: value for name, value in found.items()})
+                return
             read_count("path")
             context = studio_context(session=session, **shared)
         rendered = region_parts(context=context, language=language, names=missing)

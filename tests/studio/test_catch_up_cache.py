@@ -126,3 +126,35 @@ def test_a_changed_pass_finds_what_another_watcher_rendered_without_the_database
     assert regions.changed_regions_cached(language="zh-hans", **ask) is None  # its own words
     moved = regions.region_versions({"entry": 8, "wallet": 2})  # a fact since: read again
     assert regions.changed_regions_cached(language="en", **{**ask, "versions": moved}) is None
+
+
+def test_the_pass_after_a_studio_write_finds_what_its_answer_rendered(
+    client, alice, episode, monkeypatch
+):
+    from jaiweb.live import versions
+    from jaiweb.studio.pass_counts import pass_counts
+
+    session = drawn(episode, "/draw a pig on a roof")
+    client.force_login(alice)
+    answer = client.post(
+        f"/sessions/{session.id}/permission-mode",
+        {"mode": "auto", "expected_leaf_id": session.leaf_id},
+        HTTP_HX_REQUEST="true",
+        HTTP_ACCEPT_LANGUAGE="en",
+    )
+    assert answer.status_code == 200
+    html = answer.content.decode()
+
+    def not_read(*args, **kwargs):
+        raise AssertionError("the pass after the write read the path again")
+
+    monkeypatch.setattr(regions, "studio_context", not_read)
+    before = pass_counts()["reads"]
+    names = ("tree", "strip", "character-state", "prompt-leaf")
+    moved = regions.region_versions(versions.fact_counts(session.id))  # the write's announcement
+    parts = regions.changed_regions_html(
+        session_id=session.id, language="en", versions=moved, names=names
+    )
+    assert set(parts) == set(names) and all(parts[name] in html for name in names)
+    after = pass_counts()["reads"]
+    assert after["cached"] == before["cached"] + 1 and after["path"] == before["path"]
