@@ -2,8 +2,9 @@
 costs (the commit before issue 17 closed it around every render: CONN_MAX_AGE=0), beside
 a connection the renderer keeps (SQLite since issue 17). Then a path read of a session
 with a page of drawn panels, as a pass after an entry makes it: the regions' context, and
-every region rendered from it. CPU time of this process, per read, medians of 5 runs of
-200; docs/PERFORMANCE.md ("CPU per operation under load").
+every region rendered from it; and a write from the studio page on that session (its HTTP
+answer) with the pass its announcement starts. CPU time of this process, per read, medians
+of 5 runs; docs/PERFORMANCE.md ("CPU per operation under load").
 
     .venv/bin/python bench/catch_up_read.py          # SQLite (+ PostgreSQL if named)
 """
@@ -57,7 +58,8 @@ def path_read(user) -> None:
     from jaiweb.store.selectors import session_get
     from jaiweb.studio.regions import region_parts, studio_context
 
-    session = session_get(session_id=drawn_session(user).id)
+    drawn = drawn_session(user)
+    session = session_get(session_id=drawn.id)
     context = studio_context(session=session)
     shown = len(context["strip"].panels)
     print(f"  a session with {shown} panels on its leaf ({session.entry_count} entries):")
@@ -76,6 +78,7 @@ def path_read(user) -> None:
         print(
             f"    {what}: {median:.2f} ms CPU per read (runs {', '.join(f'{r:.2f}' for r in runs)})"
         )
+    write_and_pass(user, drawn)
 
 
 def run_backend(backend: str, args) -> None:
@@ -120,6 +123,61 @@ def run_backend(backend: str, args) -> None:
         path_read(user)
 
 
+WRITES = 60  # writes a run of the studio-write part
+
+
+def write_and_pass(user, session) -> None:
+    """A studio write and its pass: the permission mode switched from the page (an
+    ``app_state`` entry, answered with every region), then the changed pass that the
+    write's announcement starts for the sender's socket."""
+    from django.test import Client
+
+    from jaiweb.live import versions
+    from jaiweb.store.selectors import app_state_at, session_get
+    from jaiweb.studio.pass_counts import pass_counts
+    from jaiweb.studio.regions import changed_regions_html, region_versions
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    names = ["tree", "strip", "character-state", "controls", "prompt-leaf"]  # an entry's
+
+    def write() -> None:
+        session = session_get(session_id=session_id)
+        mode = "ask" if app_state_at(session=session)["permission_mode"] == "auto" else "auto"
+        answer = client.post(
+            f"/sessions/{session_id}/permission-mode",
+            {"mode": mode, "expected_leaf_id": session.leaf_id},
+            HTTP_HX_REQUEST="true",
+            HTTP_ACCEPT_LANGUAGE="en",
+        )
+        if answer.status_code != 200:
+            raise RuntimeError(f"the write answered {answer.status_code}")
+        moved = region_versions(versions.fact_counts(session_id))
+        if not changed_regions_html(session_id=session_id, language="en", versions=moved,
+                                    names=names):  # fmt: skip
+            raise RuntimeError("the pass after the write rendered nothing")
+
+    session_id = session.id
+    before = pass_counts()["reads"]
+    runs = []
+    for _ in range(RUNS):
+        started = time.process_time()
+        for _ in range(WRITES):
+            write()
+        runs.append((time.process_time() - started) / WRITES * 1e3)
+    after = pass_counts()["reads"]
+    reads = ", ".join(
+        f"{kind} {(after[kind] - before[kind]) / (RUNS * WRITES):.1f}"
+        for kind in after
+        if after[kind] != before[kind]
+    )
+    print(
+        f"    a studio write and its pass: {statistics.median(runs):.2f} ms CPU per write "
+        f"(runs {', '.join(f'{r:.2f}' for r in runs)}; the session grows an entry a "
+        f"write); reads per write: {reads}"
+    )
+
+
 def main() -> None:
     bench_main(
         __file__,
@@ -127,7 +185,8 @@ def main() -> None:
         lambda parser: None,
         run_backend,
         workload=lambda args: (
-            f"{RUNS} runs of {READS} reads of a fresh session, then of one with {PANELS} panels"
+            f"{RUNS} runs of {READS} reads of a fresh session, then of one with {PANELS} "
+            f"panels; {RUNS} runs of {WRITES} studio writes on it"
         ),
     )
 
