@@ -24,6 +24,9 @@ _ADAPTERS: dict[str, TypeAdapter] = {
     cls.model_fields["type"].default: TypeAdapter(list[cls])
     for cls in (MessageEntry, AppStateEntry, CompactionEntry, BranchEntry)
 }
+# Entry ids a path looks up in one statement (``PathRows.positions``): far below the
+# bound parameters SQLite and PostgreSQL take.
+POSITIONS_AT_ONCE = 500
 
 
 class StoredEntry:
@@ -226,6 +229,23 @@ class PathRows(Sequence[StoredEntry]):
             found = cursor.fetchone()
         return None if found is None else self.index_at(*found)
 
+    def positions(self, entry_ids: Sequence[str]) -> dict[str, int | None]:
+        """Where each of ``entry_ids`` is on the path (None when it is not): one index
+        search for them all, a few hundred at a time."""
+        ids = list(dict.fromkeys(entry_ids))
+        found: dict[str, int | None] = {}
+        for start in range(0, len(ids), POSITIONS_AT_ONCE):
+            chunk = ids[start : start + POSITIONS_AT_ONCE]
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT entry_id, chain, chain_pos FROM store_entry WHERE session_id = %s "
+                    f"AND entry_id IN ({', '.join(['%s'] * len(chunk))})",
+                    [self._session, *chunk],
+                )
+                for entry_id, chain, pos in cursor.fetchall():
+                    found[entry_id] = self.index_at(chain, pos)
+        return {entry_id: found.get(entry_id) for entry_id in ids}
+
     def _span(self, start: int, stop: int) -> list[StoredEntry]:
         """Rows ``start`` to ``stop``, their unread blocks read with one query per chain."""
         out: list[StoredEntry] = []
@@ -280,3 +300,13 @@ def index_of(rows: Sequence[StoredEntry], entry_id: str) -> int | None:
     if isinstance(rows, PathRows):
         return rows.position(entry_id)
     return next((i for i, r in enumerate(rows) if r.entry_id == entry_id), None)
+
+
+def indices_of(rows: Sequence[StoredEntry], entry_ids: Sequence[str]) -> dict[str, int | None]:
+    """Where each of ``entry_ids`` is among ``rows`` (a path), or None; a PathRows looks
+    them up at once."""
+    if isinstance(rows, PathRows):
+        return rows.positions(entry_ids)
+    wanted = set(entry_ids)
+    at = {r.entry_id: i for i, r in enumerate(rows) if r.entry_id in wanted}
+    return {entry_id: at.get(entry_id) for entry_id in entry_ids}

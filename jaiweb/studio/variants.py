@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jaiweb.store.rows import index_of
+from jaiweb.store.rows import indices_of
 from jaiweb.store.variants import line_end, prompt_siblings
 from journal.entries import Entry
 from journal.variants import VariantSet, choices_of, chosen_member, sets_on
@@ -90,8 +90,9 @@ def with_siblings(session: Any, rows: Sequence[Any], panels: list) -> list:
         if panel.prompt_id is not None and panel.prompt_id not in firsts:
             firsts[panel.prompt_id] = i
     node_of: dict[str, str] = {}  # a prompt → the story node it hangs from
+    found = indices_of(rows, list(firsts))
     for prompt_id in firsts:
-        at = index_of(rows, prompt_id)
+        at = found[prompt_id]
         j = -1 if at is None else at - 1
         while j >= 0 and rows[j].type == "branch":
             j -= 1

@@ -309,6 +309,7 @@ def test_lazy_path_rows(tree):
         assert [r.entry_id for r in rows[5:8]] == ["m5", "m6", "m7"]
         assert len(list(rows)) == len(rows)
         assert rows.position("m1") == 1 and rows.position("s0_0") is None
+        assert rows.positions(["m5", "s0_0", "m1", "m5"]) == {"m5": 5, "s0_0": None, "m1": 1}
 
     assert_plans(touch, {BY_ID, CHAIN}, must=CHAIN)
 
