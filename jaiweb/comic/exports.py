@@ -112,9 +112,11 @@ def prompt_of_placed(session: ComicSession, panel: PathPanel) -> str:
     return panel.prompt
 
 
+@functools.lru_cache(maxsize=2048)
 def lettering_of(prompt: str) -> Lettering:
     """What readers read on a panel: its script's caption (the scene when it has none) and
-    speech lines. The director's narration and costs are never part of it."""
+    speech lines. The director's narration and costs are never part of it. Kept by the
+    prompt (a frozen value): the strip reads each of its panels' words on every pass."""
     script = parse(prompt)
     return Lettering(script.shown_caption, tuple(script.speech))
 

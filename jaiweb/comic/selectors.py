@@ -6,6 +6,7 @@ each is a projection of the path root → node and the app state there.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -116,7 +117,11 @@ def _estimate(text: str, size: int) -> float:
     return width(text, size)
 
 
+@functools.lru_cache(maxsize=2048)
 def panel_layer(lettering: Lettering, *, edited: bool) -> PanelLayer:
+    """The layer drawn over a panel with ``lettering``: its bubbles placed and broken into
+    lines. Kept by the lettering (frozen values both), as every pass lays out the strip's
+    panels again."""
     bubbles = bubbles_over(lettering, STUDIO_ART, STUDIO_BUBBLE_SIZE, _estimate)
     speech = []
     for index, ((name, words), bubble) in enumerate(zip(lettering.speech, bubbles, strict=False)):
