@@ -31,11 +31,14 @@ def env(tmp_path):
 
 
 def sigterm(child) -> float:
-    """SIGTERM, then the seconds until the process exited (it must exit by itself)."""
+    """SIGTERM, then the seconds until the process exited (it must exit by itself). What it
+    wrote is read to the end before this returns: its last lines may still be in the pipes
+    when it is gone."""
     started = time.monotonic()
     child.process.send_signal(signal.SIGTERM)
     code = child.process.wait(timeout=BOUND + 20)
     took = time.monotonic() - started
+    child.wait_exit(timeout=10)  # drains the pipes
     assert code == 0, "\n".join(child.err[-30:])
     return took
 
