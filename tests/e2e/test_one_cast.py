@@ -18,19 +18,16 @@ import re
 import pytest
 
 from tests.support.browser import (
-    SESSION_URL,
     approve_next,
     branch_entry_ids,
+    open_new_session,
     panels,
     send_prompt,
     shot,
-    signup,
-    unique,
     wait_character_state,
     wait_run_finished,
     wait_tree_has,
     wait_until,
-    wait_ws_open,
 )
 
 pytestmark = [
@@ -129,13 +126,8 @@ def test_the_newcomers_cast_is_the_one_cast(shared_studio, browser, new_page, la
     page = new_page(browser.new_context(viewport={"width": 1280, "height": 800}, locale=locale))
     english = lang == "en"
     base = shared_studio.url
-    signup(page, base, unique("cast_"))
-    page.locator('input[name="title"]').fill(f"{hero} in the ring")
-    page.locator('textarea[name="characters"]').fill(("，" if not english else ", ").join(cast))
-    page.locator('[data-action="create-session"]').click()
-    page.wait_for_url(SESSION_URL)
-    session_id = SESSION_URL.search(page.url).group(1)
-    wait_ws_open(page)
+    typed = ("，" if not english else ", ").join(cast)
+    session_id = open_new_session(page, base, f"{hero} in the ring", characters=typed)
     characters = three_characters(page, session_id, cast)
     assert {c["mood"] for c in characters.values()} == {story["calm"]}
     if english:

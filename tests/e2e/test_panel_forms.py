@@ -11,16 +11,13 @@ from __future__ import annotations
 import pytest
 
 from tests.support.browser import (
-    SESSION_URL,
     branch_entry_ids,
+    open_new_session,
     panels,
     run_with_approval,
     shot,
-    signup,
-    unique,
     wait_page_at_leaf,
     wait_until,
-    wait_ws_open,
 )
 
 pytestmark = [
@@ -37,13 +34,7 @@ def look_reference(page, name: str) -> str | None:
 
 
 def test_a_panels_look_form_sends_the_leaf_the_page_shows(shared_studio, page):
-    signup(page, shared_studio.url, unique("looks_"))
-    page.locator('input[name="title"]').fill("looks")
-    page.locator('textarea[name="characters"]').fill("Pig-Man")
-    page.locator('[data-action="create-session"]').click()
-    page.wait_for_url(SESSION_URL)
-    session_id = SESSION_URL.search(page.url).group(1)
-    wait_ws_open(page)
+    session_id = open_new_session(page, shared_studio.url, "looks", characters="Pig-Man")
     run_with_approval(page, session_id, "/draw the hero in the ring")
     wait_page_at_leaf(page, session_id)
     panel = panels(page).first

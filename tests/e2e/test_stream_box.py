@@ -11,17 +11,14 @@ from __future__ import annotations
 import pytest
 
 from tests.support.browser import (
-    SESSION_URL,
     approve_next,
     branch_entry_ids,
+    open_new_session,
     send_prompt,
     shot,
-    signup,
-    unique,
     wait_run_finished,
     wait_tree_has,
     wait_until,
-    wait_ws_open,
 )
 
 pytestmark = [
@@ -40,13 +37,8 @@ REPLY_IN_BOX = """() => {
 
 def test_a_long_reply_opens_at_its_beginning_on_a_phone(shared_studio, browser, new_page):
     page = new_page(browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US"))
-    signup(page, shared_studio.url, unique("phone_"))
-    page.locator('input[name="title"]').fill("in the ring")
-    page.locator('textarea[name="characters"]').fill("Pig-Man, Super-Strong-Man")
-    page.locator('[data-action="create-session"]').click()
-    page.wait_for_url(SESSION_URL)
-    session_id = SESSION_URL.search(page.url).group(1)
-    wait_ws_open(page)
+    cast = "Pig-Man, Super-Strong-Man"
+    session_id = open_new_session(page, shared_studio.url, "in the ring", characters=cast)
 
     send_prompt(page, "Pig-Man eats the super lollipop in the ring and becomes a kung fu master")
     approve_next(page)

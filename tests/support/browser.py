@@ -141,10 +141,13 @@ def login(page, base: str, username: str, password: str = PASSWORD) -> None:
 SESSION_URL = re.compile(r"/sessions/([^/]+)/$")
 
 
-def new_session(page, base: str, title: str) -> str:
-    """From "My sessions": create one; returns its id (the page is then its studio)."""
+def new_session(page, base: str, title: str, characters: str = "") -> str:
+    """From "My sessions": create one, with the cast ``characters`` as typed there (none:
+    the form's default); returns its id (the page is then its studio)."""
     page.goto(f"{base}/")
     page.locator('input[name="title"]').fill(title)
+    if characters:
+        page.locator('textarea[name="characters"]').fill(characters)
     page.locator('[data-action="create-session"]').click()
     page.wait_for_url(SESSION_URL)
     return SESSION_URL.search(page.url).group(1)
@@ -334,10 +337,11 @@ def wait_character_state(page, has: str, lacks: str | None = None, timeout: floa
         raise AssertionError(f"{exc}; it shows: {character_state(page)!r}") from None
 
 
-def open_new_session(page, base: str, title: str = "episode") -> str:
-    """Sign up a new user, create a session from "My sessions", wait for its socket."""
+def open_new_session(page, base: str, title: str = "episode", characters: str = "") -> str:
+    """Sign up a new user, create a session from "My sessions" (with the cast
+    ``characters``, if given), wait for its socket."""
     signup(page, base, unique("e2e_"))
-    session_id = new_session(page, base, title)
+    session_id = new_session(page, base, title, characters)
     wait_ws_open(page)
     return session_id
 
