@@ -87,6 +87,8 @@ def test_the_strip_shows_the_chosen_variant_with_its_switcher(client, alice, dra
         ({"variant": "9"}, 422),
         ({"variant": "2", "entry_id": "r_nothing"}, 404),
         ({"variant": "2", "expected_leaf_id": "e_gone"}, 409),
+        # the switcher's HTML names no leaf: posted without the page's script, it is stale
+        ({"variant": "2", "expected_leaf_id": ""}, 409),
     ],
 )
 def test_a_bad_choice_is_refused_and_writes_nothing(client, alice, drawn, fields, status):
@@ -96,6 +98,21 @@ def test_a_bad_choice_is_refused_and_writes_nothing(client, alice, drawn, fields
     body = {"entry_id": variant_set.id, "expected_leaf_id": session.leaf_id, **fields}
     got = client.post(f"/sessions/{session.id}/variant", body, **HX)
     assert got.status_code == status
+    assert writes(session) == before
+
+
+def test_a_leaf_that_is_a_lone_surrogate_is_refused_and_writes_nothing(client, alice, drawn):
+    session, variant_set, _images = drawn
+    client.force_login(alice)
+    before = writes(session)
+    body = f"entry_id={variant_set.id}&variant=2&expected_leaf_id=%ED%A0%80"  # "\ud800"
+    got = client.post(
+        f"/sessions/{session.id}/variant",
+        body,
+        content_type="application/x-www-form-urlencoded",
+        **HX,
+    )
+    assert got.status_code == 409
     assert writes(session) == before
 
 
