@@ -475,8 +475,18 @@ def catch_up_spent(before: dict | None, after: dict | None) -> dict[str, float]:
 
 
 async def run_step(
-    k: int, ops: int, users: list[dict], urls: list[str], args, probe: CpuProbe, pg_counter
+    k: int,
+    ops: int,
+    users: list[dict],
+    urls: list[str],
+    args,
+    probe: CpuProbe,
+    pg_counter,
+    profiling: tuple[Profiles, str] | None = None,
 ) -> Step:
+    """One step: K sessions made and watched, then their operations driven. CPU (and,
+    with ``profiling``, the py-spy record) covers the operations only: the watchers'
+    first catch-ups, which draw each whole page once, are done before it starts."""
     import httpx
 
     step = Step(k, watchers=args.watchers)
@@ -525,11 +535,15 @@ async def run_step(
         step.watchers_seen = await watchers_on(urls)
         counts0 = await metrics_of(urls)
         pg0 = pg_counter() if pg_counter else None
+        if profiling:
+            profiling[0].start(profiling[1])
         cpu0 = probe.snapshot()
         start = time.perf_counter()
         await asyncio.gather(*(drive(s, step, ops, args.timeout) for s in sessions))
         step.wall = time.perf_counter() - start
         cpu1 = probe.snapshot()
+        if profiling:
+            profiling[0].stop()
         if pg_counter:
             pg1 = pg_counter()
             step.pg = {name: pg1[name] - pg0[name] for name in PG_COUNTS}
@@ -589,12 +603,15 @@ class Profiles:
     def stop(self) -> None:
         for _, proc, _ in self.running:
             proc.send_signal(signal.SIGINT)  # py-spy writes what it has and exits
-        for name, proc, out in self.running:
+        for _, proc, _ in self.running:
             try:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+    def report(self) -> None:
+        for name, _, out in self.running:
             if out.exists():
                 print(f"    py-spy, {name} ({out}):")
                 for line in profile_lines(out):
@@ -869,14 +886,13 @@ def climb(setup: str, urls: list[str], run_manage, probe: CpuProbe, names, args,
             f"{os.getloadavg()[0]:.1f}]",
             flush=True,
         )
-        if profiles:
-            profiles.start(f"{setup}-K{k}")
-        step = asyncio.run(run_step(k, ops, users, urls, args, probe, pg_counter))
+        profiling = (profiles, f"{setup}-K{k}") if profiles else None
+        step = asyncio.run(run_step(k, ops, users, urls, args, probe, pg_counter, profiling))
         for note in gone():
             step.error("process_died", note)
         report_step(setup, step, names)
         if profiles:
-            profiles.stop()
+            profiles.report()
         steps.append(step)
         if k == 1:
             continue
