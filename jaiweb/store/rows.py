@@ -168,6 +168,10 @@ class PathRows(Sequence[StoredEntry]):
         self._by_chain = {chain: k for k, (chain, _last) in enumerate(self._segments)}
         self._keep = keep
         self._blocks: dict[tuple[int, int], list[StoredEntry]] = {}
+        # The block an index last fell in, as path indices [lo, hi): readers walk a path
+        # row by row, so most lookups land in it and skip the segment search.
+        self._hot: list[StoredEntry] = []
+        self._hot_lo = self._hot_hi = 0
 
     def __len__(self) -> int:
         return self._len
@@ -180,14 +184,19 @@ class PathRows(Sequence[StoredEntry]):
             return self._span(start, stop)
         if index < 0:
             index += self._len
+        if self._hot_lo <= index < self._hot_hi:
+            return self._hot[index - self._hot_lo]
         if not 0 <= index < self._len:
             raise IndexError(index)
         k = bisect_right(self._offsets, index) - 1
         pos = index - self._offsets[k]
-        block = self._blocks.get((k, pos // self.BLOCK))
+        b = pos // self.BLOCK
+        block = self._blocks.get((k, b))
         if block is None:
             self._read(k, pos, pos)
-            block = self._blocks[(k, pos // self.BLOCK)]
+            block = self._blocks[(k, b)]
+        self._hot, self._hot_lo = block, self._offsets[k] + b * self.BLOCK
+        self._hot_hi = self._hot_lo + len(block)
         return block[pos % self.BLOCK]
 
     def __iter__(self) -> Iterator[StoredEntry]:
