@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -189,14 +189,15 @@ def _backwards_parsed(
         yield from found[at : at + chunk]
 
 
-def _image_of(row: StoredEntry, tool: str) -> str | None:
-    """The image id of a successful ``tool`` result row, else None (most rows unparsed)."""
+def _image_of(row: StoredEntry, tools: Collection[str]) -> str | None:
+    """The image id of a successful result row of one of ``tools``, else None (most rows
+    unparsed)."""
     if row.type != "message" or not row.may_contain('"image_id"'):
         return None
     message = row.entry.message
     if not isinstance(message, ToolResultMessage) or message.is_error:
         return None
-    if message.tool_name != tool:
+    if message.tool_name not in tools:
         return None
     image = message.details.get("image_id")
     return image if isinstance(image, str) else None
@@ -204,7 +205,7 @@ def _image_of(row: StoredEntry, tool: str) -> str | None:
 
 def panel_image(row: StoredEntry) -> str | None:
     """The image of a panel of the strip: drawn here, or placed here from another branch."""
-    return _image_of(row, "generate_image") or _image_of(row, "place_panel")
+    return _image_of(row, PANEL_TOOLS)
 
 
 def _published(
@@ -219,7 +220,7 @@ def _published(
     else:
         stretch = rows[start:]
     parse_rows([r for r in stretch if r.type == "message" and r.may_contain('"image_id"')])
-    return {image for r in stretch if (image := _image_of(r, "publish_panel")) is not None}
+    return {image for r in stretch if (image := _image_of(r, ("publish_panel",))) is not None}
 
 
 def _results_on(
@@ -273,7 +274,7 @@ def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
             for call in message.tool_calls:
                 if call.name == "generate_image":
                     calls[call.id] = (str(call.arguments.get("prompt", "")), message.content)
-        elif (image := _image_of(row, "generate_image")) is not None:
+        elif (image := _image_of(row, ("generate_image",))) is not None:
             prompt, narration = calls.get(message.tool_call_id, ("", ""))
             panels.append(
                 Panel(
@@ -286,7 +287,7 @@ def _panels(messages: list[StoredEntry], published: set[str]) -> list[Panel]:
                     prompt_id=asked_id,
                 )
             )
-        elif (image := _image_of(row, "place_panel")) is not None:
+        elif (image := _image_of(row, ("place_panel",))) is not None:
             origin = message.details.get("from_entry_id")
             panels.append(
                 Panel(
