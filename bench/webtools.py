@@ -40,16 +40,18 @@ STUDIO_ARGS = ["studio", "--port", "0", "--no-migrate", "-v", "0", "--insecure"]
 
 
 def process_forget() -> None:
-    """Forget what this process kept of any session (every parsed entry, every tree turn's
-    and strip panel's HTML, every panel's lettering): its next page is a cold one, as in a
-    studio process that never read it."""
+    """Forget what this process kept of any session (every parsed entry, every tree turn
+    and its HTML, every strip panel's HTML, every panel's lettering): its next page is a
+    cold one, as in a studio process that never read it."""
     from jaiweb.comic.exports import lettering_of
     from jaiweb.comic.selectors import panel_layer
     from jaiweb.store.entry_cache import parsed_entries
     from jaiweb.studio.templatetags.strip_render import strip_panels_forget
     from jaiweb.studio.templatetags.tree_render import tree_items_forget
+    from jaiweb.studio.tree import turns_forget
 
     parsed_entries.clear()
+    turns_forget()
     tree_items_forget()
     strip_panels_forget()
     lettering_of.cache_clear()

@@ -26,7 +26,8 @@ range scan; the path is walked from its ends and only the turns drawn are parsed
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -306,7 +307,7 @@ def _turns_of_lines(
                     for c in children.get(line.entries[i].id, [])
                     if c.id != kept and (c.type != "branch" or c.id in followed)
                 )
-            turn = _turn(line.entries[a:b], line.kinds[a:b], active=active, forks=forks, leaf=leaf)
+            turn = _turn_kept(session.id, line.entries[a:b], line.kinds[a:b], active, forks, leaf)
             if turn.tag == "state" and only_chooses(line.entries, a, b):
                 turn = replace(turn, chose=True)
             elif turn.tag == "state" and _chapters_only(line.entries[a:b], before):
@@ -415,13 +416,55 @@ def _edited(session: ComicSession, line: _Line, a: int, b: int) -> str:
     return one_line(", ".join(names), limit=LABEL_CHARS)
 
 
+# Turns drawn lately, by all that makes one: its session and entries (an appended entry
+# never changes), whether it is on the active path, its forks and whether the leaf is at
+# it. A pass after an entry draws the whole path again, and all its turns but the last
+# come from here.
+_TURNS_KEPT = 4096
+_turns: OrderedDict[tuple, Turn] = OrderedDict()
+_turns_lock = threading.Lock()
+
+
+def turns_forget() -> None:
+    """Forget the turns kept (a bench's cold page)."""
+    with _turns_lock:
+        _turns.clear()
+
+
+def _turn_kept(
+    session_id: str,
+    entries: list[JournalEntry],
+    kinds: list[str],
+    active: bool,
+    forks: list[tuple[str, str, Child]],
+    leaf: JournalEntry | None,
+) -> Turn:
+    """``_turn``, from the turns kept when the same turn was drawn lately."""
+    last = entries[-1]
+    here = leaf is not None and (
+        leaf.id == last.id or (leaf.type == "branch" and leaf.parent_id == last.id)
+    )
+    key = (session_id, tuple(e.id for e in entries), active, tuple(forks), here)
+    with _turns_lock:
+        turn = _turns.get(key)
+        if turn is not None:
+            _turns.move_to_end(key)
+            return turn
+    turn = _turn(entries, kinds, active=active, forks=forks, here=here)
+    with _turns_lock:
+        _turns[key] = turn
+        while len(_turns) > _TURNS_KEPT:
+            _turns.popitem(last=False)
+    return turn
+
+
 def _turn(
     entries: list[JournalEntry],
     kinds: list[str],
     *,
     active: bool,
     forks: list[tuple[str, str, Child]],
-    leaf: JournalEntry | None,
+    here: bool,
 ) -> Turn:
     lead = next(i for i, k in enumerate(kinds) if k != BRANCH)
     first, last = entries[lead], entries[-1]
@@ -445,9 +488,6 @@ def _turn(
     outcome = ""
     if last_reply is not None and last_reply.stop_reason in ("aborted", "error"):
         outcome = "stopped" if last_reply.stop_reason == "aborted" else "failed"
-    here = leaf is not None and (
-        leaf.id == last.id or (leaf.type == "branch" and leaf.parent_id == last.id)
-    )
     return Turn(
         entry_id=last.id,
         first_id=first.id,
