@@ -41,17 +41,20 @@ STUDIO_ARGS = ["studio", "--port", "0", "--no-migrate", "-v", "0", "--insecure"]
 
 def process_forget() -> None:
     """Forget what this process kept of any session (every parsed entry, every tree turn
-    and its HTML, every strip panel's HTML, every panel's lettering): its next page is a
-    cold one, as in a studio process that never read it."""
+    and its HTML, every strip panel's HTML, the regions kept by what they show, every
+    panel's lettering): its next page is a cold one, as in a studio process that never
+    read it."""
     from jaiweb.comic.exports import lettering_of
     from jaiweb.comic.selectors import panel_layer
     from jaiweb.store.entry_cache import parsed_entries
+    from jaiweb.studio.regions import regions_by_content_forget
     from jaiweb.studio.templatetags.strip_render import strip_panels_forget
     from jaiweb.studio.templatetags.tree_render import tree_items_forget
     from jaiweb.studio.tree import turns_forget
 
     parsed_entries.clear()
     turns_forget()
+    regions_by_content_forget()
     tree_items_forget()
     strip_panels_forget()
     lettering_of.cache_clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -16,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.template.loader import render_to_string
+from django.urls import get_script_prefix
 from django.utils import translation
 
 from jaiweb.commands.status import UNREAD
@@ -135,8 +137,51 @@ def answer_regions(*, session: ComicSession, language: str | None) -> tuple[str,
 def region_parts(*, context: dict, language: str | None, names: Iterable[str]) -> dict[str, str]:
     """The regions ``names``, each as its out-of-band fragment, in the viewer's language."""
     ctx = {**context, "oob": True}
-    with translation.override(language or settings.LANGUAGE_CODE):
-        return {name: render_to_string(f"studio/regions/{name}.html", ctx) for name in names}
+    language = language or settings.LANGUAGE_CODE
+    with translation.override(language):
+        return {name: _region_html(name, ctx, language) for name in names}
+
+
+def character_state_key(context: dict) -> tuple:
+    """All that the character-state region shows, from its context: the forms in it name
+    no leaf, so an entry that changes none of this leaves its HTML as it was."""
+    return (
+        context["session"].id,
+        json.dumps(context["characters"]),
+        context["permission_mode"],
+        context["run"].status.state == "idle",
+        context["panel_cost"],
+    )
+
+
+# Regions whose HTML is kept by what they show rather than by the session's version, which
+# moves with every entry: a run's entries change the tree and the strip, seldom these.
+_KEPT_BY_CONTENT: dict[str, Callable[[dict], tuple]] = {"character-state": character_state_key}
+_by_content: OrderedDict[tuple, str] = OrderedDict()
+
+
+def regions_by_content_forget() -> None:
+    """Forget the regions kept by what they show (a bench's cold page)."""
+    with _rendered_lock:
+        _by_content.clear()
+
+
+def _region_html(name: str, ctx: dict, language: str) -> str:
+    keyed = _KEPT_BY_CONTENT.get(name)
+    if keyed is None:
+        return render_to_string(f"studio/regions/{name}.html", ctx)
+    key = (name, *keyed(ctx), language, get_script_prefix())
+    with _rendered_lock:
+        html = _by_content.get(key)
+        if html is not None:
+            _by_content.move_to_end(key)
+            return html
+    html = render_to_string(f"studio/regions/{name}.html", ctx)
+    with _rendered_lock:
+        _by_content[key] = html
+        while len(_by_content) > _CACHE_SIZE:
+            _by_content.popitem(last=False)
+    return html
 
 
 REGION_FACTS: dict[str, tuple[str, ...]] = {

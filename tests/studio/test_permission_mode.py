@@ -59,7 +59,9 @@ def test_a_stale_switch_writes_nothing_and_brings_the_page_up_to_date(client, al
     )
     body = r.content.decode()
     assert r.status_code == 409 and "another tab" in body
-    assert 'id="character-state"' in body and f'name="expected_leaf_id" value="{leaf}"' in body
+    # the answer brings the page the session's leaf (the tree's), which the mode's form
+    # sends when it is next submitted
+    assert 'id="character-state"' in body and f'data-leaf-id="{leaf}"' in body
     assert 'data-mode="auto" aria-pressed="true"' in body  # as it still is
     episode.refresh_from_db()
     assert episode.entry_count == count
