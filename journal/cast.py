@@ -144,6 +144,16 @@ class Cast:
     def __init__(self, members: Iterable[Member]):
         self.members = tuple(members)
         self.by_name = {m.name: m for m in self.members}
+        # Each folded way to say a name, and who answers to it: read for every text
+        # ``mentions`` looks at, the same for all of them.
+        self._by_word: dict[str, list[str]] = {}
+        for member in self.members:
+            for word in member.words:
+                names = self._by_word.setdefault(fold(word), [])
+                if member.name not in names:
+                    names.append(member.name)
+        self._by_word.pop("", None)
+        self._words = tuple((word, tuple(names)) for word, names in self._by_word.items())
 
     @classmethod
     def of(cls, characters: Mapping[str, Any] | None, lang: str | None = None) -> Cast:
@@ -195,21 +205,7 @@ class Cast:
     def mentions(self, text: str) -> list[Mention]:
         """Every place the text names a character, in order; the longest name wins where
         two overlap ("super strong man" over "super strong")."""
-        folded, where = _folded_with_map(text)
-        by_word: dict[str, list[str]] = {}
-        for member in self.members:
-            for word in member.words:
-                names = by_word.setdefault(fold(word), [])
-                if member.name not in names:
-                    names.append(member.name)
-        by_word.pop("", None)
-        if not by_word:
-            return []
-        found = []
-        for match in _matcher(tuple(by_word)).finditer(folded):
-            names = tuple(by_word[match.group()])
-            found.append(Mention(where[match.start()], where[match.end() - 1] + 1, names))
-        return found
+        return list(_mentions_in(self._words, text)) if self._words else []
 
     def named(self, text: str) -> list[str]:
         """The characters a text names unambiguously, each once, in the order it names them."""
@@ -270,6 +266,20 @@ def _unique(words: Iterable[str]) -> tuple[str, ...]:
             seen.add(key)
             out.append(word)
     return tuple(out)
+
+
+# A conversation's prompts are read again at every model turn (the offline director's
+# memory): the mentions of the prompts read lately are kept. A prompt's length is bounded
+# by the studio, so the cache's size is too.
+@functools.lru_cache(maxsize=1024)
+def _mentions_in(words: tuple[tuple[str, tuple[str, ...]], ...], text: str) -> tuple[Mention, ...]:
+    """Where ``text`` says one of ``words`` (each folded, with the names answering to it)."""
+    by_word = dict(words)
+    folded, where = _folded_with_map(text)
+    return tuple(
+        Mention(where[match.start()], where[match.end() - 1] + 1, by_word[match.group()])
+        for match in _matcher(tuple(by_word)).finditer(folded)
+    )
 
 
 def _folded_with_map(text: str) -> tuple[str, list[int]]:

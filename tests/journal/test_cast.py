@@ -36,6 +36,18 @@ def test_a_text_names_each_character_once_in_order_the_longest_name_winning():
     assert cast.first_spot("Now 猪猪侠 eats", "Pig-Man") == 4
 
 
+def test_the_same_text_names_each_casts_own_characters():
+    # a text's mentions are kept for the prompts read again every turn: by text and cast
+    text = "GG Bond waves at 菲菲"
+    assert Cast.of(USERS, "en").named(text) == ["Pig-Man", "Feifei"]
+    assert Cast.of({"GG Bond": {}}, "zh").named(text) == ["GG Bond", "菲菲"]
+    assert Cast.of({"Hero": {"aliases": ["GG Bond"]}}, "en").named(text) == ["Hero", "Feifei"]
+    assert Cast.of(USERS, "en").named(text) == ["Pig-Man", "Feifei"]
+    spots = Cast.of(USERS, "en").mentions(text)
+    spots.clear()  # a caller's list is its own
+    assert len(Cast.of(USERS, "en").mentions(text)) == 2
+
+
 def test_a_mention_of_two_characters_is_asked_about_never_guessed():
     cast = Cast.of({"Pig-Man": {"aliases": ["the twin"]}, "Pig-Girl": {"aliases": ["the twin"]}})
     with pytest.raises(Ambiguous) as asked:
