@@ -40,6 +40,7 @@ REDIS_URL = "redis://127.0.0.1:6379/13"
 # (name, arguments): sizes chosen so the whole run takes well under an hour on 2 cores.
 BENCHES = [
     ("journal_core", []),
+    ("director_memory", []),
     ("store", ["--parts", "appends"]),
     ("agent_loop", ["--prompts", "20", "--renders", "100", "--service-renders", "20"]),
     ("sqlite_writers", ["--threads", "1,8", "--runs", "3"]),
