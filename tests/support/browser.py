@@ -221,16 +221,18 @@ def wait_run_finished(session_id: str, timeout: float = 30) -> None:
 
 
 def wait_page_at_leaf(page, session_id: str, timeout: float = TIMEOUT_MS) -> None:
-    """The page's forms carry the session's leaf (from the database): a run's last update
-    reached the page, so a write clicked now is not refused as stale."""
+    """The page shows the session's leaf (from the database) where its writes take it from
+    (the tree's, which the kept forms send, and the prompt's): a run's last update reached
+    the page, so a write clicked now is not refused as stale."""
     from jaiweb.store.models import ComicSession
 
     deadline = time.monotonic() + timeout / 1000
     while True:
         leaf = ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id) or ""
-        forms = page.locator('#character-state input[name="expected_leaf_id"]')
-        shown = forms.evaluate_all("els => els.map(e => e.value)")  # "" for an empty session
-        shown.append(page.locator("#prompt-leaf").input_value())
+        shown = [  # "" for an empty session
+            page.locator("#tree").get_attribute("data-leaf-id") or "",
+            page.locator("#prompt-leaf").input_value(),
+        ]
         if set(shown) == {leaf}:
             return
         if time.monotonic() > deadline:
