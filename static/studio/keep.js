@@ -5,13 +5,16 @@
 // chapter title half typed, a character's field being edited, an open "director's notes"
 // or "start a chapter" fold and the keyboard focus were all lost at every redraw. Before a
 // region is swapped, the open folds, the fields whose value differs from what the server
-// sent and the focused field are noted by where they are (the ids, entry ids, panels and
-// characters of their ancestors); after the swap they are put back where the same place
-// exists. A form whose own write has just been answered is left as the answer draws it.
+// sent and the focused field are noted by where they are (the ids, entry ids, panels,
+// characters and tool calls of their ancestors); after the swap they are put back where
+// the same place exists. A form whose own write has just been answered is left as the
+// answer draws it.
 (function () {
   "use strict";
 
-  var NAMED = ["id", "data-item", "data-entry-id", "data-panel", "data-character"];
+  var NAMED = [
+    "id", "data-item", "data-entry-id", "data-panel", "data-character", "data-tool-call-id",
+  ];
 
   function plainSig(el) {
     var classes = Array.prototype.slice.call(el.classList).sort().join(".");
@@ -90,8 +93,11 @@
       var path = mine(f) && edited(f) && pathOf(f, root);
       if (path) note.fields.push({ path: path, value: f.value, checked: f.checked });
     });
+    // the focus only in a field: a button's place may hold another one after the redraw
+    // (the next approval's), which a second keypress must not press
     var active = document.activeElement;
-    if (active && active !== root && root.contains(active) && mine(active)) {
+    var field = active && active.matches && active.matches("input, textarea, select");
+    if (field && root.contains(active) && mine(active)) {
       var at = { path: pathOf(active, root) };
       try {
         at.start = active.selectionStart;

@@ -105,3 +105,24 @@ def test_a_character_field_and_open_notes_stay_through_a_run(shared_studio, page
         "the mood saved",
     )
     shot(page, "character-field-kept")
+
+
+def test_a_button_keeps_no_focus_through_a_redraw(shared_studio, new_page):
+    # after a redraw the same place may hold another button (the next approval's): a
+    # second keypress must not press it, so only a field gets its focus back
+    page = new_page()
+    session_id = open_new_session(page, shared_studio.url, "buttons")
+    say(page, session_id, "/say the hero walks in")
+    say(page, session_id, "/say the hero sits down")
+    first_turn = page.locator("#tree li.item").first.get_attribute("data-item")
+    button = page.locator(f'#tree li.item[data-item="{first_turn}"] [data-action="continue-turn"]')
+    button.focus()
+    assert page.evaluate("document.activeElement.dataset.action") == "continue-turn"
+
+    other = new_page(page.context)
+    other.goto(page.url)
+    wait_ws_open(other)
+    tree_before = page.locator("#tree").element_handle()
+    say(other, session_id, "/say the hero waves")
+    wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
+    assert page.evaluate("document.activeElement.closest('#tree') === null")
