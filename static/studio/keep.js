@@ -106,6 +106,7 @@
       note.focus = at.path ? at : null;
     }
     if (note.open.length || note.fields.length || note.focus) kept[root.id] = note;
+    else delete kept[root.id]; // nothing of an earlier swap is put back by a later one
   });
 
   document.addEventListener("htmx:oobAfterSwap", function (e) {
