@@ -97,3 +97,21 @@ def test_a_hand_edit_of_one_character_says_only_that_one_changed(client, alice):
     inspector = client.get(f"/sessions/{session.id}/entries/{edit}/").content.decode()
     steps = inspector.split('data-step="state"')[1].split("</li>")[0]
     assert re.findall(r'<p class="state-line">([^ ]+) —', steps) == ["Fifi"]
+
+
+@pytest.mark.parametrize("leaf", ["", "%ED%A0%80"])  # the form's HTML value; a lone surrogate
+def test_a_form_without_the_pages_leaf_is_refused_and_writes_nothing(client, alice, episode, leaf):
+    # the character forms name no leaf in their HTML: the page's script fills it in, so a
+    # post without it (no script, or a forged one) must not write past the session's leaf
+    client.force_login(alice)
+    url = f"/sessions/{episode.id}/characters"
+    client.post(url, {"name": "猪猪侠", "mood": "calm", "expected_leaf_id": ""}, **HX)
+    episode.refresh_from_db()
+    assert episode.leaf_id
+    count = episode.entry_count
+    body = f"name=%E7%8C%AA%E7%8C%AA%E4%BE%A0&mood=sly&expected_leaf_id={leaf}"
+    r = client.post(url, body, content_type="application/x-www-form-urlencoded", **HX)
+    assert r.status_code == 409
+    episode.refresh_from_db()
+    assert episode.entry_count == count
+    assert app_state_at(session=episode)["characters"]["猪猪侠"]["mood"] == "calm"

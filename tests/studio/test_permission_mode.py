@@ -73,3 +73,21 @@ def test_a_stale_switch_writes_nothing_and_brings_the_page_up_to_date(client, al
     assert again.status_code == 200
     episode.refresh_from_db()
     assert app_state_at(session=episode)["permission_mode"] == "ask"
+
+
+@pytest.mark.parametrize("leaf", ["", "%ED%A0%80"])  # the form's HTML value; a lone surrogate
+def test_a_switch_without_the_pages_leaf_is_refused_and_writes_nothing(
+    client, alice, episode, leaf
+):
+    client.force_login(alice)
+    url = f"/sessions/{episode.id}/permission-mode"
+    client.post(url, {"mode": "auto"}, **HX)
+    episode.refresh_from_db()
+    assert episode.leaf_id
+    count = episode.entry_count
+    body = f"mode=ask&expected_leaf_id={leaf}"
+    r = client.post(url, body, content_type="application/x-www-form-urlencoded", **HX)
+    assert r.status_code == 409
+    episode.refresh_from_db()
+    assert episode.entry_count == count
+    assert app_state_at(session=episode)["permission_mode"] == "auto"
