@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from cachetools import LRUCache
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix
@@ -157,7 +158,8 @@ def character_state_key(context: dict) -> tuple:
 # Regions whose HTML is kept by what they show rather than by the session's version, which
 # moves with every entry: a run's entries change the tree and the strip, seldom these.
 _KEPT_BY_CONTENT: dict[str, Callable[[dict], tuple]] = {"character-state": character_state_key}
-_by_content: OrderedDict[tuple, str] = OrderedDict()
+_BY_CONTENT_KEPT = 1024
+_by_content: LRUCache[tuple, str] = LRUCache(_BY_CONTENT_KEPT)
 
 
 def regions_by_content_forget() -> None:
@@ -173,14 +175,10 @@ def _region_html(name: str, ctx: dict, language: str) -> str:
     key = (name, *keyed(ctx), language, get_script_prefix())
     with _rendered_lock:
         html = _by_content.get(key)
-        if html is not None:
-            _by_content.move_to_end(key)
-            return html
-    html = render_to_string(f"studio/regions/{name}.html", ctx)
-    with _rendered_lock:
-        _by_content[key] = html
-        while len(_by_content) > _CACHE_SIZE:
-            _by_content.popitem(last=False)
+    if html is None:
+        html = render_to_string(f"studio/regions/{name}.html", ctx)
+        with _rendered_lock:
+            _by_content[key] = html
     return html
 
 

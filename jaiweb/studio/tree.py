@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from cachetools import LRUCache
 from django.db.models import Max, Q
 
 from jaiweb.prepared import Prepared
@@ -421,7 +422,7 @@ def _edited(session: ComicSession, line: _Line, a: int, b: int) -> str:
 # it. A pass after an entry draws the whole path again, and all its turns but the last
 # come from here.
 _TURNS_KEPT = 4096
-_turns: OrderedDict[tuple, Turn] = OrderedDict()
+_turns: LRUCache[tuple, Turn] = LRUCache(_TURNS_KEPT)
 _turns_lock = threading.Lock()
 
 
@@ -447,14 +448,10 @@ def _turn_kept(
     key = (session_id, tuple(e.id for e in entries), active, tuple(forks), here)
     with _turns_lock:
         turn = _turns.get(key)
-        if turn is not None:
-            _turns.move_to_end(key)
-            return turn
-    turn = _turn(entries, kinds, active=active, forks=forks, here=here)
-    with _turns_lock:
-        _turns[key] = turn
-        while len(_turns) > _TURNS_KEPT:
-            _turns.popitem(last=False)
+    if turn is None:
+        turn = _turn(entries, kinds, active=active, forks=forks, here=here)
+        with _turns_lock:
+            _turns[key] = turn
     return turn
 
 
