@@ -14,10 +14,9 @@ from jaiweb.store.selectors import app_state_at, session_get
 from tests.support.browser import (
     branch_entry_ids,
     open_new_session,
-    send_prompt,
+    prompt_and_wait,
     shot,
-    wait_run_finished,
-    wait_tree_has,
+    tree_leaf,
     wait_until,
     wait_ws_open,
 )
@@ -29,10 +28,6 @@ pytestmark = [
 ]
 
 
-def leaf_of(page) -> str:
-    return page.locator("#tree").get_attribute("data-leaf-id") or ""
-
-
 def buff_of(session_id: str, name: str) -> str | None:
     state = app_state_at(session=session_get(session_id=session_id))
     return state["characters"][name].get("buff")
@@ -41,9 +36,7 @@ def buff_of(session_id: str, name: str) -> str | None:
 def test_a_field_being_typed_stays_while_another_tab_writes(shared_studio, new_page):
     page = new_page()
     session_id = open_new_session(page, shared_studio.url, "cast", characters="Pig-Man")
-    send_prompt(page, "/say the hero waves")
-    wait_run_finished(session_id)
-    wait_tree_has(page, branch_entry_ids(session_id))
+    prompt_and_wait(page, session_id, "/say the hero waves")
     form = page.locator('#character-state form.character[data-character="Pig-Man"]')
     form.locator('input[name="buff"]').fill("lollipop")
 
@@ -51,13 +44,13 @@ def test_a_field_being_typed_stays_while_another_tab_writes(shared_studio, new_p
     other = new_page(page.context)
     other.goto(page.url)
     wait_ws_open(other)
-    before = leaf_of(page)
+    before = tree_leaf(page)
     turn = other.locator(f'#tree .node[data-entry-id="{before}"]').locator("xpath=ancestor::li[1]")
     mark = turn.locator(":scope > .card details.chapter-mark")
     mark.locator("summary").click()
     mark.locator('input[name="title"]').fill("Opening")
     mark.locator('[data-action="chapter-save"]').click()
-    wait_until(lambda: leaf_of(page) not in ("", before), 10, "this tab at the chapter's leaf")
+    wait_until(lambda: tree_leaf(page) not in ("", before), 10, "this tab at the chapter's leaf")
     page.locator("#tree h3.chapter-heading").wait_for(state="attached")
 
     # the chapter changed nothing the character forms show: the text being typed is there
@@ -70,9 +63,7 @@ def test_a_field_being_typed_stays_while_another_tab_writes(shared_studio, new_p
 
 def test_a_character_saved_on_a_page_left_behind_is_refused(shared_studio, page):
     session_id = open_new_session(page, shared_studio.url, "cast", characters="Pig-Man")
-    send_prompt(page, "/say the hero waves")
-    wait_run_finished(session_id)
-    wait_tree_has(page, branch_entry_ids(session_id))
+    prompt_and_wait(page, session_id, "/say the hero waves")
     before = branch_entry_ids(session_id)
     form = page.locator('#character-state form.character[data-character="Pig-Man"]')
     assert form.locator('input[name="expected_leaf_id"]').input_value() == ""

@@ -16,10 +16,9 @@ from tests.support.browser import (
     branch_entry_ids,
     open_new_session,
     panels,
+    prompt_and_wait,
     run_with_approval,
-    send_prompt,
     shot,
-    wait_run_finished,
     wait_tree_has,
     wait_until,
     wait_ws_open,
@@ -32,12 +31,6 @@ pytestmark = [
 ]
 
 
-def say(page, session_id: str, text: str) -> None:
-    send_prompt(page, text)
-    wait_run_finished(session_id)
-    wait_tree_has(page, branch_entry_ids(session_id))
-
-
 def chapter_fold(page, entry_id: str):
     item = page.locator(f'#tree li.item[data-item="{entry_id}"]')
     return item.locator(":scope > .card details.chapter-mark")
@@ -46,7 +39,7 @@ def chapter_fold(page, entry_id: str):
 def test_a_chapter_title_being_typed_stays_while_another_tab_writes(shared_studio, new_page):
     page = new_page()
     session_id = open_new_session(page, shared_studio.url, "chapters")
-    say(page, session_id, "/say the hero walks in")
+    prompt_and_wait(page, session_id, "/say the hero walks in")
     first_turn = page.locator("#tree li.item").first.get_attribute("data-item")
     fold = chapter_fold(page, first_turn)
     fold.locator("summary").click()
@@ -58,7 +51,7 @@ def test_a_chapter_title_being_typed_stays_while_another_tab_writes(shared_studi
     other.goto(page.url)
     wait_ws_open(other)
     tree_before = page.locator("#tree").element_handle()
-    say(other, session_id, "/say the hero waves")
+    prompt_and_wait(other, session_id, "/say the hero waves")
     wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
     wait_tree_has(page, branch_entry_ids(session_id))
 
@@ -88,7 +81,7 @@ def test_a_character_field_and_open_notes_stay_through_a_run(shared_studio, page
     # a run starts and ends: #character-state is drawn again twice (its buttons), the
     # strip once more
     state_before = page.locator("#character-state").element_handle()
-    say(page, session_id, "/say the hero yawns")
+    prompt_and_wait(page, session_id, "/say the hero yawns")
     wait_until(lambda: not state_before.evaluate("e => e.isConnected"), 10, "a redraw")
     assert form.locator('input[name="mood"]').input_value() == "sleepy"
     assert panels(page).first.locator("details.narration-fold").evaluate("d => d.open")
@@ -112,8 +105,8 @@ def test_a_button_keeps_no_focus_through_a_redraw(shared_studio, new_page):
     # second keypress must not press it, so only a field gets its focus back
     page = new_page()
     session_id = open_new_session(page, shared_studio.url, "buttons")
-    say(page, session_id, "/say the hero walks in")
-    say(page, session_id, "/say the hero sits down")
+    prompt_and_wait(page, session_id, "/say the hero walks in")
+    prompt_and_wait(page, session_id, "/say the hero sits down")
     first_turn = page.locator("#tree li.item").first.get_attribute("data-item")
     button = page.locator(f'#tree li.item[data-item="{first_turn}"] [data-action="continue-turn"]')
     button.focus()
@@ -123,6 +116,6 @@ def test_a_button_keeps_no_focus_through_a_redraw(shared_studio, new_page):
     other.goto(page.url)
     wait_ws_open(other)
     tree_before = page.locator("#tree").element_handle()
-    say(other, session_id, "/say the hero waves")
+    prompt_and_wait(other, session_id, "/say the hero waves")
     wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
     assert page.evaluate("document.activeElement.closest('#tree') === null")

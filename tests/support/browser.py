@@ -229,10 +229,7 @@ def wait_page_at_leaf(page, session_id: str, timeout: float = TIMEOUT_MS) -> Non
     deadline = time.monotonic() + timeout / 1000
     while True:
         leaf = ComicSession.objects.values_list("leaf_id", flat=True).get(pk=session_id) or ""
-        shown = [  # "" for an empty session
-            page.locator("#tree").get_attribute("data-leaf-id") or "",
-            page.locator("#prompt-leaf").input_value(),
-        ]
+        shown = [tree_leaf(page), page.locator("#prompt-leaf").input_value()]
         if set(shown) == {leaf}:
             return
         if time.monotonic() > deadline:
@@ -346,6 +343,19 @@ def open_new_session(page, base: str, title: str = "episode", characters: str = 
     session_id = new_session(page, base, title, characters)
     wait_ws_open(page)
     return session_id
+
+
+def prompt_and_wait(page, session_id: str, text: str) -> None:
+    """Prompt (one that asks for no approval), wait for the run to end and the page's tree
+    to show it."""
+    send_prompt(page, text)
+    wait_run_finished(session_id)
+    wait_tree_has(page, branch_entry_ids(session_id))
+
+
+def tree_leaf(page) -> str:
+    """The leaf the page's tree shows: the one its kept forms send ("" for a new session)."""
+    return page.locator("#tree").get_attribute("data-leaf-id") or ""
 
 
 def run_with_approval(page, session_id: str, text: str) -> None:
