@@ -259,6 +259,9 @@ class Step:
     first_text: list[float] = field(default_factory=list)
     op_time: list[float] = field(default_factory=list)
     post_time: list[float] = field(default_factory=list)
+    # The answers after each session's first prompt: the first ones all arrive at once
+    # when the step starts, and their burst makes the p99 of post_time.
+    post_later: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ERROR_KINDS, 0))
     error_notes: list[str] = field(default_factory=list)
     missed_ends: int = 0  # (operation, watcher) pairs without the end line
@@ -366,6 +369,8 @@ async def _drive(session: Session, step: Step, ops: int, timeout: float) -> None
             step.error("http", f"POST prompt: {type(exc).__name__}: {exc}")
             return
         step.post_time.append(time.perf_counter() - start)
+        if j:
+            step.post_later.append(step.post_time[-1])
         if r.status_code != 202:
             title = re.search(r"<title>(.*?)</title>", r.text, re.S)
             step.error("http", f"POST prompt: {r.status_code} {title[1] if title else r.text}")
@@ -670,7 +675,8 @@ def report_step(setup: str, step: Step, names: list[str]) -> None:
     )
     print(
         f"    first text p50/p99 {p50_p99(step.first_text)};  operation time p50/p99 "
-        f"{p50_p99(step.op_time)};  POST /prompts answer p50/p99 {p50_p99(step.post_time)}"
+        f"{p50_p99(step.op_time)};  POST /prompts answer p50/p99 {p50_p99(step.post_time)} "
+        f"(after each session's first prompt {p50_p99(step.post_later)})"
     )
     errors = ", ".join(f"{k} {v}" for k, v in step.errors.items() if v) or "none"
     print(
@@ -1218,13 +1224,22 @@ def compare_main(parser_, args) -> None:
         f"{','.join(map(str, args.ks))}, {args.ops_per_session} operations per session"
         + history_note(args),
     )
-    seen: dict[tuple[str, int], list[tuple[float, float, int]]] = {}
+    seen: dict[tuple[str, int], list[tuple[float, float, int, float, float, float]]] = {}
     loads = []
     for round_ in range(1, args.rounds + 1):
         for name, root in roots.items():
             print(f"\n[round {round_}: {name} ({root}), {load()}]", flush=True)
             for step in run_embedded(args, root):
-                row = (step.rate, cpu_per_op(step, ["studio"]), step.error_count)
+                posts = step.post_time or [float("nan")]
+                later = step.post_later or [float("nan")]
+                row = (
+                    step.rate,
+                    cpu_per_op(step, ["studio"]),
+                    step.error_count,
+                    statistics.median(posts),
+                    percentile(posts, 0.99),
+                    percentile(later, 0.99),
+                )
                 seen.setdefault((name, step.k), []).append(row)
             loads.append(os.getloadavg()[0])
     print(
@@ -1232,7 +1247,9 @@ def compare_main(parser_, args) -> None:
         f"{min(loads):.1f}–{max(loads):.1f})"
     )
     print(
-        f"  {'K':>4}  {'ops/s this / other':>20}  {'ratio':>6}  {'CPU/op this / other':>22}  errors"
+        f"  {'K':>4}  {'ops/s this / other':>20}  {'ratio':>6}  {'CPU/op this / other':>22}  "
+        f"{'POST p50 this / other':>22}  {'POST p99 this / other':>22}  "
+        f"{'p99 after the first':>22}  errors"
     )
     for k in [1, *args.ks]:
         this, that = seen.get(("this", k), []), seen.get(("other", k), [])
@@ -1241,9 +1258,18 @@ def compare_main(parser_, args) -> None:
         rate = (statistics.median(r[0] for r in this), statistics.median(r[0] for r in that))
         cpu = (statistics.median(r[1] for r in this), statistics.median(r[1] for r in that))
         errors = sum(r[2] for r in this + that)
+        p50 = (statistics.median(r[3] for r in this), statistics.median(r[3] for r in that))
+        p99 = (statistics.median(r[4] for r in this), statistics.median(r[4] for r in that))
+        p99_later = (
+            statistics.median(r[5] for r in this),
+            statistics.median(r[5] for r in that),
+        )
         print(
             f"  {k:>4}  {rate[0]:>8.1f} / {rate[1]:<9.1f}  {rate[0] / rate[1]:>5.2f}x  "
-            f"{cpu[0] * 1e3:>8.0f} / {cpu[1] * 1e3:.0f} ms{'':<6}  {errors}"
+            f"{cpu[0] * 1e3:>8.0f} / {cpu[1] * 1e3:<4.0f} ms{'':<6}  "
+            f"{p50[0] * 1e3:>8.0f} / {p50[1] * 1e3:<4.0f} ms{'':<6}  "
+            f"{p99[0] * 1e3:>8.0f} / {p99[1] * 1e3:<4.0f} ms{'':<6}  "
+            f"{p99_later[0] * 1e3:>8.0f} / {p99_later[1] * 1e3:<4.0f} ms{'':<6}  {errors}"
         )
     for name in roots:
         one, fifty = seen.get((name, 1)), seen.get((name, max(args.ks)))

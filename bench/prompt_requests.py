@@ -51,6 +51,12 @@ def answer_times(step: Step) -> str:
     return (
         f"p50 {statistics.median(times) * 1e3:,.0f} ms, p99 {percentile(times, 0.99) * 1e3:,.0f}"
         f" ms, max {max(times) * 1e3:,.0f} ms ({len(times)} answers)"
+        + (
+            f"; after each session's first prompt p50 {statistics.median(later) * 1e3:,.0f} ms,"
+            f" p99 {percentile(later, 0.99) * 1e3:,.0f} ms"
+            if (later := step.post_later)
+            else ""
+        )
     )
 
 

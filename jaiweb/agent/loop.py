@@ -32,6 +32,7 @@ from jaiweb.agent.tool_calls import ToolCalls
 from jaiweb.agent.tools.base import Tool
 from jaiweb.agent.view import View, acted_on_from_view
 from jaiweb.agent.writer import FencedWriter
+from jaiweb.ops.requests_first import wait_turn
 from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import Lease, lease_release, operation_wait
 from jaiweb.store.selectors import (
@@ -143,6 +144,7 @@ class OperationRun:
                     if self.begun is None and self.should_stop():
                         lease_release(lease=self.keeper.lease)
                         return "handed back"
+                    wait_turn()  # a request this process is answering goes first
                     step = self._decide()
                     if step is None:
                         return "finished"

@@ -25,6 +25,8 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 from django.http import HttpRequest, HttpResponse
 
+from jaiweb.ops.requests_first import answering
+
 THREAD_NAME = "jaiweb-http"
 
 # How long a thread may keep the GIL while another waits for it (CPython's default is
@@ -93,4 +95,8 @@ class KeptThreadHandler(ASGIHandler):
             self.threads.give_back(executor)
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponse:
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+        return await sync_to_async(self._answer, thread_sensitive=True)(request)
+
+    def _answer(self, request: HttpRequest) -> HttpResponse:
+        with answering():  # the process's renderers and runners give way meanwhile
+            return self.get_response(request)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from jaiweb.ops import requests_first
 from jaiweb.ops.watchers import open_websockets
 from jaiweb.render.models import LedgerEntry
 from jaiweb.store.models import ComicSession, Operation
@@ -142,6 +143,23 @@ class _Scrape:
         )
         for kind, n in counts["reads"].items():
             reads.add_metric([kind], n)
+        waits, waited = requests_first.waits()
+        out.append(
+            CounterMetricFamily(
+                "jaiweb_background_waits",
+                "Times this process's catch-up renders and agent loop steps waited for the "
+                "requests it was answering (requests go first).",
+                value=waits,
+            )
+        )
+        out.append(
+            CounterMetricFamily(
+                "jaiweb_background_wait_seconds",
+                "Seconds this process's catch-up renders and agent loop steps spent waiting "
+                "for the requests it was answering.",
+                value=waited,
+            )
+        )
         info = GaugeMetricFamily(
             "jaiweb_process_info",
             "This process: its pid, database vendor and channel layer backend.",

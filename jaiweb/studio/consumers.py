@@ -47,6 +47,7 @@ from jaiweb.live.catch_up import (
 )
 from jaiweb.live.push import group_name
 from jaiweb.live.versions import change_observe, event_facts, fact_counts, last_event_number
+from jaiweb.ops.requests_first import wait_turn
 from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
@@ -104,6 +105,7 @@ _renderings: dict[tuple, asyncio.Future] = {}
 
 
 def _on_a_renderer(read: Callable[..., Any], *args: Any) -> Any:
+    wait_turn()  # a request being answered goes first
     connection_done()
     try:
         return read(*args)

@@ -8,6 +8,8 @@ import threading
 from django.http import HttpResponse
 from django.urls import path
 
+from jaiweb.ops.requests_first import answering_now
+
 # (what ran, the thread it ran on), in the order they ran
 seen: list[tuple[str, int]] = []
 # The views of two requests wait here for each other (set by the test).
@@ -34,6 +36,10 @@ def meeting(request):
     return HttpResponse("met")
 
 
+def counted(request):
+    return HttpResponse(f"answering {answering_now()}")
+
+
 async def awaited(request):
     return HttpResponse("awaited")
 
@@ -42,4 +48,5 @@ urlpatterns = [
     path("plain", plain),
     path("meeting", meeting),
     path("awaited", awaited),
+    path("answering", counted),
 ]

@@ -14,6 +14,7 @@ from django.core.signals import request_finished, request_started
 from django.test import override_settings
 
 from jaiweb.ops.http import GIL_SWITCH_SECONDS, KeptThreadHandler
+from jaiweb.ops.requests_first import answering_now
 from tests.ops import http_urls
 from tests.support.sockets import in_loop
 
@@ -158,3 +159,12 @@ def test_the_application_serves_http_with_this_handler_and_the_shorter_switch_in
 
     assert isinstance(application.application_mapping["http"], KeptThreadHandler)
     assert sys.getswitchinterval() == pytest.approx(GIL_SWITCH_SECONDS)
+
+
+@TEST_CHAIN
+@in_loop
+async def test_a_request_is_counted_as_answered_while_its_chain_runs():
+    handler = KeptThreadHandler()
+    assert answering_now() == 0
+    assert await get(handler, "/answering") == (200, b"answering 1")
+    assert answering_now() == 0

@@ -12,6 +12,8 @@ from django.utils import timezone
 
 from jaiweb.agent.providers.offline import OfflineDirector
 from jaiweb.agent.state import DEFAULT_STATE
+from jaiweb.ops import requests_first
+from jaiweb.ops.requests_first import answering, wait_turn
 from jaiweb.ops.watchers import CountWebsockets, open_websockets
 from jaiweb.store.leases import lease_release, operation_claim
 from jaiweb.store.models import Entry, OperationRecord
@@ -237,3 +239,19 @@ async def _open_websockets_are_counted():
     assert not (await refused.connect())[0]
     assert open_websockets() == before
     await refused.wait()
+
+
+@pytest.mark.django_db
+def test_background_waits_for_requests_are_counted(client, media, monkeypatch):
+    monkeypatch.setattr(requests_first, "MAX_WAIT_SECONDS", 0.001)
+    before = parse(client.get("/metrics").content.decode())
+    with answering():
+        wait_turn()
+    after = parse(client.get("/metrics").content.decode())
+    assert after[("jaiweb_background_waits_total", frozenset())] == (
+        before[("jaiweb_background_waits_total", frozenset())] + 1
+    )
+    assert (
+        after[("jaiweb_background_wait_seconds_total", frozenset())]
+        > (before[("jaiweb_background_wait_seconds_total", frozenset())])
+    )
