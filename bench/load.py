@@ -1001,6 +1001,7 @@ def bench_cluster(args, prefix: str, logs: Path | None = None):
             "DATABASE_URL": args.database_url,
             "REDIS_URL": args.redis_url,
             "JAIWEB_MEDIA_ROOT": str(tmp / "media"),
+            **({"JAIWEB_RUNNER_NICE": args.runner_nice} if args.runner_nice else {}),
         }
     )
     cluster = Cluster(
@@ -1104,6 +1105,10 @@ def main() -> None:
         "--timeout", type=float, default=120, help="seconds an operation (or a request) may take"
     )
     parser_.add_argument("--workers", type=int, default=4, help="runagents --workers (cluster)")
+    parser_.add_argument(
+        "--runner-nice",
+        help="JAIWEB_RUNNER_NICE for the cluster's runagents (default: the studio's own)",
+    )
     parser_.add_argument(
         "--runners", type=int, default=2, help="runagents processes of the cluster (2)"
     )

@@ -137,6 +137,10 @@ def main() -> None:
     parser_.add_argument("--runners", type=int, default=2, help="runagents processes (2)")
     parser_.add_argument("--workers", type=int, default=4, help="runagents --workers (4)")
     parser_.add_argument(
+        "--runner-nice",
+        help="JAIWEB_RUNNER_NICE for the runagents (default: the studio's own)",
+    )
+    parser_.add_argument(
         "--ops-per-session", type=int, default=3, help="prompts each busy session sends (3)"
     )
     parser_.add_argument("--watchers", type=int, default=2, help="websockets per session (2)")
@@ -152,7 +156,11 @@ def main() -> None:
         )
     if args.sessions < 2 or args.watchers < 1:
         parser_.error("--sessions must be at least 2 and --watchers at least 1")
-    header(args, f"K=1 then K={args.sessions}, {args.runners} runner processes")
+    header(
+        args,
+        f"K=1 then K={args.sessions}, {args.runners} runner processes, JAIWEB_RUNNER_NICE "
+        + (args.runner_nice or "unset (the default)"),
+    )
     print(f"before the run, over 2 s: {other_load()}", flush=True)
     started = time.monotonic()
     run(args)

@@ -505,6 +505,9 @@ JAIWEB_CONTEXT_BUDGET = env_int("JAIWEB_CONTEXT_BUDGET", 24000, min=1000)
 JAIWEB_MAX_PROMPT_CHARS = env_int("JAIWEB_MAX_PROMPT_CHARS", 4000, min=1)
 # Prompts (new runs and steering) one user may send per minute; more get 429.
 JAIWEB_PROMPTS_PER_MINUTE = env_int("JAIWEB_PROMPTS_PER_MINUTE", 30, min=1)
+# The niceness `runagents` gives itself at start: web processes sharing its cores answer
+# first (jaiweb/ops/niceness.py). 0 leaves it as started.
+JAIWEB_RUNNER_NICE = env_int("JAIWEB_RUNNER_NICE", 10, min=0, max=19)
 # Views of share links (pages and their panels) one client address may make per minute.
 JAIWEB_SHARE_VIEWS_PER_MINUTE = env_int("JAIWEB_SHARE_VIEWS_PER_MINUTE", 120, min=1)
 # The reverse proxies whose X-Forwarded-For is believed (addresses and CIDR networks,

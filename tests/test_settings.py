@@ -55,6 +55,8 @@ PROD = {"DEBUG": "0", "SECRET_KEY": PROD_KEY, "JAIWEB_FEED_SECRET": PROD_FEED}
         ("JAIWEB_TRUSTED_PROXIES", "10.0.0.5/8"),  # host bits set: which was meant?
         ("JAIWEB_TRUSTED_PROXIES", "127.0.0.1 10.0.0.1"),  # commas, not spaces
         ("JAIWEB_DISK_MIN_FREE_MB", "-1"),
+        ("JAIWEB_RUNNER_NICE", "-1"),  # raising a priority needs privileges
+        ("JAIWEB_RUNNER_NICE", "20"),
     ],
 )
 def test_a_bad_value_stops_start_up_naming_the_variable(name, value):
@@ -163,6 +165,7 @@ def test_defaults():
     assert s["JAIWEB_MAX_PROMPT_CHARS"] == 4000
     assert s["JAIWEB_TRUSTED_PROXIES"] == []  # X-Forwarded-For ignored
     assert s["JAIWEB_DISK_MIN_FREE_MB"] == 64
+    assert s["JAIWEB_RUNNER_NICE"] == 10
 
 
 def test_trusted_proxies_are_addresses_and_networks():

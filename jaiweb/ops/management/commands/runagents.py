@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 from jaiweb.agent.runner import Runner, RunnerConfig
 from jaiweb.live.push import ChannelLayerSink
 from jaiweb.ops.heap import heap_settle
+from jaiweb.ops.niceness import process_niceness_raise
 from jaiweb.ops.startup import import_model_provider, refuse_a_broken_image_backend
 
 
@@ -23,6 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=4, help="operations run at once")
 
     def handle(self, *args, workers, **options):
+        nice = process_niceness_raise(nice=settings.JAIWEB_RUNNER_NICE)
         refuse_a_broken_image_backend()
         if not settings.REDIS_URL:
             self.stderr.write(
@@ -33,7 +35,9 @@ class Command(BaseCommand):
         self.stdout.write(f"recovery: {runner.takeover()}")
         import_model_provider()
         heap_settle()  # the collector's full passes skip what start-up loaded
-        self.stdout.write(f"jaiweb runner {runner.identity} running {workers} worker(s)")
+        self.stdout.write(
+            f"jaiweb runner {runner.identity} running {workers} worker(s) at niceness {nice}"
+        )
         self.stdout.flush()
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
