@@ -32,7 +32,7 @@ from jaiweb.agent.tool_calls import ToolCalls
 from jaiweb.agent.tools.base import Tool
 from jaiweb.agent.view import View, acted_on_from_view
 from jaiweb.agent.writer import FencedWriter
-from jaiweb.ops.requests_first import wait_turn
+from jaiweb.requests_first import wait_turn
 from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import Lease, lease_release, operation_wait
 from jaiweb.store.selectors import (

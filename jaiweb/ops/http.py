@@ -25,7 +25,7 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 from django.http import HttpRequest, HttpResponse
 
-from jaiweb.ops.requests_first import answering
+from jaiweb.requests_first import answering
 
 THREAD_NAME = "jaiweb-http"
 

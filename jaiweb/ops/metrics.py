@@ -20,7 +20,7 @@ from django.utils import timezone
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from jaiweb.ops import requests_first
+from jaiweb import requests_first
 from jaiweb.ops.watchers import open_websockets
 from jaiweb.render.models import LedgerEntry
 from jaiweb.store.models import ComicSession, Operation

@@ -47,7 +47,7 @@ from jaiweb.live.catch_up import (
 )
 from jaiweb.live.push import group_name
 from jaiweb.live.versions import change_observe, event_facts, fact_counts, last_event_number
-from jaiweb.ops.requests_first import wait_turn
+from jaiweb.requests_first import wait_turn
 from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get

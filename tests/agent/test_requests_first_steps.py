@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaiweb.ops import requests_first
-from jaiweb.ops.requests_first import answering, waits
+from jaiweb import requests_first
+from jaiweb.requests_first import answering, waits
 from tests.support.scripted import ScriptedProvider, text
 
 pytestmark = pytest.mark.django_db

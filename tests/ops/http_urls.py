@@ -8,7 +8,7 @@ import threading
 from django.http import HttpResponse
 from django.urls import path
 
-from jaiweb.ops.requests_first import answering_now
+from jaiweb.requests_first import answering_now
 
 # (what ran, the thread it ran on), in the order they ran
 seen: list[tuple[str, int]] = []

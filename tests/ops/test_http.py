@@ -14,7 +14,7 @@ from django.core.signals import request_finished, request_started
 from django.test import override_settings
 
 from jaiweb.ops.http import GIL_SWITCH_SECONDS, KeptThreadHandler
-from jaiweb.ops.requests_first import answering_now
+from jaiweb.requests_first import answering_now
 from tests.ops import http_urls
 from tests.support.sockets import in_loop
 

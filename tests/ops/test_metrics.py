@@ -10,11 +10,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
+from jaiweb import requests_first
 from jaiweb.agent.providers.offline import OfflineDirector
 from jaiweb.agent.state import DEFAULT_STATE
-from jaiweb.ops import requests_first
-from jaiweb.ops.requests_first import answering, wait_turn
 from jaiweb.ops.watchers import CountWebsockets, open_websockets
+from jaiweb.requests_first import answering, wait_turn
 from jaiweb.store.leases import lease_release, operation_claim
 from jaiweb.store.models import Entry, OperationRecord
 from jaiweb.store.services import operation_accept, operation_park, session_create

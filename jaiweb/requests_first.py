@@ -28,6 +28,7 @@ _turn = threading.Condition()
 _answering = 0
 _waits = 0
 _waited = 0.0
+_waiting = 0
 
 
 @contextmanager
@@ -45,20 +46,30 @@ def answering() -> Iterator[None]:
                 _turn.notify_all()
 
 
-def wait_turn(max_wait: float | None = None) -> float:
+def wait_turn(max_wait: float | None = None) -> str:
     """Wait while a request is being answered, at most ``max_wait`` seconds
-    (``MAX_WAIT_SECONDS`` by default); return how long this waited."""
-    global _waits, _waited
+    (``MAX_WAIT_SECONDS`` by default). The answer says how it went: ``free`` (no request
+    was being answered), ``answered`` (this waited until none was) or ``bound`` (the
+    bound ran out first)."""
+    global _waits, _waited, _waiting
     if not _answering:  # the common case, read without the lock: a request that starts
-        return 0.0  # just after this is no reason to stop what is already decided
+        return "free"  # just after this is no reason to stop what is already decided
     bound = MAX_WAIT_SECONDS if max_wait is None else max_wait
     start = time.monotonic()
     with _turn:
-        _turn.wait_for(lambda: not _answering, timeout=bound)
-        waited = time.monotonic() - start
+        _waiting += 1
+        try:
+            answered = _turn.wait_for(lambda: not _answering, timeout=bound)
+        finally:
+            _waiting -= 1
         _waits += 1
-        _waited += waited
-    return waited
+        _waited += time.monotonic() - start
+    return "answered" if answered else "bound"
+
+
+def waiting_now() -> int:
+    """How many pieces of background work of this process are waiting now."""
+    return _waiting
 
 
 def answering_now() -> int:

@@ -6,15 +6,16 @@ import threading
 
 import pytest
 
-from jaiweb.ops import requests_first
-from jaiweb.ops.requests_first import answering, answering_now, wait_turn, waits
+from jaiweb import requests_first
+from jaiweb.requests_first import answering, answering_now, wait_turn, waiting_now, waits
+from tests.support.waiting import wait_until
 
 LONG = 30.0  # a bound no test reaches: the wait ends because the request did
 
 
 def test_nothing_waits_when_no_request_is_being_answered():
     before = waits()
-    assert wait_turn(max_wait=LONG) == 0.0
+    assert wait_turn(max_wait=LONG) == "free"
     assert waits() == before
 
 
@@ -30,38 +31,34 @@ def test_requests_are_counted_while_answered_even_when_they_fail():
 
 
 def test_background_work_goes_on_when_the_last_request_is_answered():
-    in_request, answered = threading.Event(), threading.Event()
-    waited: list[float] = []
+    in_request, done_answering = threading.Event(), threading.Event()
+    outcome: list[str] = []
 
     def request():
         with answering():
             in_request.set()
-            answered.wait(LONG)
-
-    def background():
-        waited.append(wait_turn(max_wait=LONG))
+            done_answering.wait(LONG)
 
     asking = threading.Thread(target=request)
     asking.start()
     in_request.wait(LONG)
     before = waits()[0]
-    working = threading.Thread(target=background)
+    working = threading.Thread(target=lambda: outcome.append(wait_turn(max_wait=LONG)))
     working.start()
-    working.join(0.2)
-    assert working.is_alive()  # held while the request is answered
-    answered.set()
+    wait_until(lambda: waiting_now() == 1, 10, "the background work to wait")
+    done_answering.set()
     working.join(LONG)
     asking.join(LONG)
-    assert not working.is_alive()
-    assert 0 < waited[0] < LONG
+    assert outcome == ["answered"]  # let go by the request's end, not by the bound
     assert waits()[0] == before + 1
+    assert waiting_now() == 0
 
 
 def test_a_request_that_never_ends_holds_background_work_back_only_for_the_bound(monkeypatch):
     monkeypatch.setattr(requests_first, "MAX_WAIT_SECONDS", 0.01)
     with answering():
-        waited = wait_turn()
-    assert 0.01 <= waited < LONG
+        assert wait_turn() == "bound"
+    assert waiting_now() == 0
 
 
 @pytest.fixture
