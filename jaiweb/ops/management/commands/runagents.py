@@ -24,8 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=4, help="operations run at once")
 
     def handle(self, *args, workers, **options):
+        refuse_a_broken_image_backend()  # a start refused changes nothing, priority included
         nice = process_niceness_raise(nice=settings.JAIWEB_RUNNER_NICE)
-        refuse_a_broken_image_backend()
         if not settings.REDIS_URL:
             self.stderr.write(
                 "warning: REDIS_URL is not set, so browsers watching through a web process "
