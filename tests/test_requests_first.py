@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -11,6 +12,9 @@ from jaiweb.requests_first import answering, answering_now, wait_turn, waiting_n
 from tests.support.waiting import wait_until
 
 LONG = 30.0  # a bound no test reaches: the wait ends because the request did
+# Far longer than the requests of the test below take, and short enough that a lost
+# wake-up fails it quickly.
+RARE = 2.0
 
 
 def test_nothing_waits_when_no_request_is_being_answered():
@@ -76,3 +80,41 @@ def test_a_catch_up_render_waits_while_a_request_is_answered(short_bound):
     with answering():
         assert _on_a_renderer(lambda: "rendered") == "rendered"
     assert waits()[0] == before + 1
+
+
+def test_under_many_requests_coming_and_going_no_background_wait_is_lost():
+    """Requests start and end on four threads while four others wait their turn again and
+    again: every wait ends because the requests did (a lost wake-up would run into the
+    bound), and nothing stays counted."""
+    stop = threading.Event()
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def requests():
+        while not stop.is_set():
+            with answering():
+                time.sleep(0.0005)
+            time.sleep(0.001)  # a gap between a thread's requests, as between clicks
+
+    def background():
+        for _ in range(300):
+            outcome = wait_turn(max_wait=RARE)
+            with lock:
+                outcomes.append(outcome)
+            if outcome == "bound":
+                return  # a wake-up was lost (or the box stalled for RARE): stop here
+
+    asking = [threading.Thread(target=requests) for _ in range(4)]
+    working = [threading.Thread(target=background) for _ in range(4)]
+    for t in asking + working:
+        t.start()
+    for t in working:
+        t.join(LONG * 2)
+    stop.set()
+    for t in asking:
+        t.join(LONG)
+    assert "bound" not in outcomes
+    assert len(outcomes) == 1200
+    assert "answered" in outcomes  # the requests did hold background work back
+    assert answering_now() == 0
+    assert waiting_now() == 0
