@@ -280,7 +280,7 @@ def operation_accept(
     if not text.strip():
         raise InvalidEntry("the prompt is empty")
     check_text(text)
-    with transaction.atomic():
+    with transaction.atomic():  # in a caller's transaction, a refusal leaves it usable
         session = _locked_session(session_id)
         op = _locked_unfinished(session)
         if op is None:
@@ -293,7 +293,9 @@ def operation_accept(
                 timestamp=now,
                 message=UserMessage(content=text),
             )
-            append_entries(session_id, [entry], expected_leaf_id=session.leaf_id, now=now)
+            append_entries(  # no savepoint of its own: a refusal refuses this prompt whole
+                session_id, [entry], expected_leaf_id=session.leaf_id, now=now, savepoint=False
+            )
             Operation.objects.create(
                 id=op_id,
                 session=session,

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from jaiweb.store.errors import (
     InvalidEntry,
@@ -246,3 +248,13 @@ def test_a_run_starts_from_its_session_owner_language_and_position(
         operation_session_get(operation_id="op_nope")
     with pytest.raises(ComicSession.DoesNotExist):
         session_position(session_id="s_nope")
+
+
+def test_a_prompt_in_a_callers_transaction_takes_one_savepoint(session):
+    """The message's append inside the prompt's own transaction takes no savepoint of its
+    own: the session row is locked, and a refusal refuses the prompt whole. The prompt's
+    savepoint keeps a caller's transaction usable after a refusal (above)."""
+    with transaction.atomic(), CaptureQueriesContext(connection) as seen:
+        operation_accept(session_id=session.id, text="one")
+    savepoints = [q["sql"] for q in seen.captured_queries if q["sql"].startswith("SAVEPOINT")]
+    assert len(savepoints) == 1
