@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # How long one piece of background work (a catch-up pass, a loop's step) waits for the
-# requests in flight. A request's own work is a few milliseconds; its answer waits
-# longer only for the database, which background work waiting does not slow.
+# requests in flight. A request takes a few milliseconds, so only a burst of them keeps
+# background work waiting this long; longer bounds hardly sped a burst's answers
+# (docs/PERFORMANCE.md) and would hold each pass and step back that much more.
 MAX_WAIT_SECONDS = 0.05
 
 _turn = threading.Condition()
