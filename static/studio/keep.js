@@ -3,11 +3,11 @@
 // The studio's regions (the tree, the strip, the characters…) are replaced whole whenever
 // the session changes: after a run's step, another tab's write, an answer. Without this, a
 // chapter title half typed, a character's field being edited, an open "director's notes"
-// or "start a chapter" fold and the keyboard focus were all lost at every redraw. Before a
-// region is swapped, the open folds, the fields whose value differs from what the server
-// sent and the focused field are noted by where they are (the ids, entry ids, panels,
-// characters and tool calls of their ancestors); after the swap they are put back where
-// the same place exists. A form whose own write has just been answered is left as the
+// or "start a chapter" fold, a fork's branches opened with "+N" and the keyboard focus
+// were all lost at every redraw. Before a region is swapped, the open folds, the opened
+// forks, the fields whose value differs from what the server sent and the focused field
+// are noted by where they are (the ids, entry ids, panels, characters and tool calls of
+// their ancestors); after the swap they are put back where the same place exists. A form whose own write has just been answered is left as the
 // answer draws it.
 (function () {
   "use strict";
@@ -84,10 +84,15 @@
     if (!root || !root.id) return;
     var skip = answered && root.contains(answered) ? answered : null;
     function mine(el) { return !(skip && skip.contains(el)); }
-    var note = { open: [], fields: [], focus: null };
+    var note = { open: [], forks: [], fields: [], focus: null };
     root.querySelectorAll("details[open]").forEach(function (d) {
       var path = mine(d) && pathOf(d, root);
       if (path) note.open.push(path);
+    });
+    // a fork's "+N" branches the artist opened: the redraw folds them again, and they
+    // are fetched anew (their list is the tree's as it is now, not as it was)
+    root.querySelectorAll("[data-forks-opened]").forEach(function (list) {
+      note.forks.push(list.getAttribute("data-forks-opened"));
     });
     root.querySelectorAll("input, textarea, select").forEach(function (f) {
       var path = mine(f) && edited(f) && pathOf(f, root);
@@ -105,8 +110,11 @@
       } catch (err) { /* not a text field */ }
       note.focus = at.path ? at : null;
     }
-    if (note.open.length || note.fields.length || note.focus) kept[root.id] = note;
-    else delete kept[root.id]; // nothing of an earlier swap is put back by a later one
+    if (note.open.length || note.forks.length || note.fields.length || note.focus) {
+      kept[root.id] = note;
+    } else {
+      delete kept[root.id]; // nothing of an earlier swap is put back by a later one
+    }
   });
 
   document.addEventListener("htmx:oobAfterSwap", function (e) {
@@ -118,6 +126,14 @@
     note.open.forEach(function (path) {
       var d = find(root, path);
       if (d && d.tagName === "DETAILS") d.open = true;
+    });
+    note.forks.forEach(function (from) {
+      root.querySelectorAll("button.forks[data-forks-from]").forEach(function (b) {
+        // asked for here, not by a click: htmx may not have taken in the new tree yet
+        if (b.getAttribute("data-forks-from") === from && window.htmx) {
+          window.htmx.ajax("GET", b.getAttribute("hx-get"), { source: b, target: b, swap: "outerHTML" });
+        }
+      });
     });
     note.fields.forEach(function (saved) {
       var f = find(root, saved.path);

@@ -10,10 +10,17 @@ The offline director answers and draws.
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
+from jaiweb.store.appends import append_entries
+from jaiweb.store.ids import new_id
 from jaiweb.store.selectors import app_state_at, session_get
+from jaiweb.store.services import rewind_append
+from jaiweb.studio.tree import CHAIN_PAGE, OPEN_BUDGET
+from journal.entries import MessageEntry, UserMessage
 from tests.support.browser import (
     branch_entry_ids,
+    node_of,
     open_new_session,
     panels,
     prompt_and_wait,
@@ -119,3 +126,56 @@ def test_a_button_keeps_no_focus_through_a_redraw(shared_studio, new_page):
     prompt_and_wait(other, session_id, "/say the hero waves")
     wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
     assert page.evaluate("document.activeElement.closest('#tree') === null")
+
+
+def test_a_forks_branches_opened_stay_open_while_another_tab_writes(shared_studio, new_page):
+    """A fork whose side branches are too many to draw open (``tree.OPEN_BUDGET`` turns
+    on the page) sits behind "+N"; opened, it is opened again after each redraw."""
+    page = new_page()
+    session_id = open_new_session(page, shared_studio.url, "forks")
+    prompt_and_wait(page, session_id, "/say the hero walks in")
+    fork_at = session_get(session_id=session_id).leaf_id
+    branches = OPEN_BUDGET // CHAIN_PAGE + 1  # each draws CHAIN_PAGE turns when open
+    firsts = [side_branch(session_id, fork_at, CHAIN_PAGE)[0] for _ in range(branches)]
+    rewind_append(
+        session_id=session_id,
+        target_id=fork_at,
+        expected_leaf_id=session_get(session_id=session_id).leaf_id,
+    )
+    page.reload()
+    wait_ws_open(page)
+    folded = (
+        node_of(page, fork_at).locator("xpath=ancestor::li[1]").locator(":scope > button.forks")
+    )
+    wait_until(lambda: folded.count() == 1, 10, 'the fork folded behind "+N"')
+    folded.click()
+    wait_tree_has(page, firsts)
+
+    other = new_page(page.context)
+    other.goto(page.url)
+    wait_ws_open(other)
+    tree_before = page.locator("#tree").element_handle()
+    prompt_and_wait(other, session_id, "/say the hero waves")
+    wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
+    wait_tree_has(page, branch_entry_ids(session_id))
+    wait_tree_has(page, firsts)  # the branches, fetched again
+    assert page.locator("#tree button.forks").count() == 0
+    shot(page, "forks-kept")
+
+
+def side_branch(session_id: str, parent_id: str, turns: int) -> list[str]:
+    """``turns`` prompts in a row after ``parent_id``, written as a run writes entries;
+    the session's leaf moves to the last of them."""
+    entries, parent = [], parent_id
+    for n in range(turns):
+        entry = MessageEntry(
+            id=new_id("e"),
+            parent_id=parent,
+            timestamp=timezone.now(),
+            message=UserMessage(content=f"a road not taken, step {n + 1}"),
+        )
+        entries.append(entry)
+        parent = entry.id
+    leaf = session_get(session_id=session_id).leaf_id
+    append_entries(session_id, entries, expected_leaf_id=leaf, now=timezone.now())
+    return [e.id for e in entries]

@@ -37,6 +37,7 @@ def test_a_fork_opens_as_its_branches_runs(client, alice, big):
     part = client.get(f"/sessions/{big.id}/tree?forks=m0&except=m1").content.decode()
     ids = NODE.findall(part)  # one node per turn; the rewind b0 is the edge to the first
     assert ids[0] == "s0_0" and ids[1] == "s0_1" and 'data-via="b0"' in part
+    assert '<ol class="forks" data-forks-opened="m0">' in part  # to open again after a redraw
     assert 'data-active="true"' not in part  # side branches are off the active path
     assert re.search(r"… (\d+) more", part)  # 39 turns: a page of them, then a fold
     query = re.search(r'tree\?(chain=[^"]+)"', part).group(1).replace("&amp;", "&")
@@ -56,6 +57,8 @@ def test_bad_requests_change_nothing_and_say_so(client, alice, big):
     for query in ("chain=0&from=-1", f"chain={2**63}&from=0", f"chain=0&from={2**64}"):
         assert client.get(f"/sessions/{big.id}/tree?{query}").status_code == 422, query
     assert client.get(f"/sessions/{big.id}/tree?path=nope&start=0&stop=2").status_code == 404
+    typed = client.get(f"/sessions/{big.id}/tree", {"forks": '"><script>x</script>'})
+    assert typed.status_code == 404 or "<script>x" not in typed.content.decode()
 
 
 def test_someone_elses_tree_is_404(client, bob, big):
