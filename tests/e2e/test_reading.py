@@ -266,7 +266,11 @@ def test_the_newest_panel_shows_whole_after_each_turn(shared_studio, new_page, v
     wait_until(lambda: page.locator('#controls[data-state="idle"]').count() == 1, 10, "idle")
     assert page.evaluate("window.scrollY") == 0 and not newest(page)["whole"]
 
-    # sending a prompt is being back with the newest panel
+    # sending a prompt is being back with the newest panel. The first tab is brought to
+    # the front first, as a person switching back does: Chromium gives a tab behind
+    # another almost no animation frames, and the click then waited for the button to
+    # hold still, scrolling the page away from the newest panel meanwhile.
+    page.bring_to_front()
     send_prompt(page, "/draw Pig-Man in the city")
     approve_next(page)
     wait_run_finished(session_id)
