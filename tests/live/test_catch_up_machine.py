@@ -9,6 +9,11 @@ and the clock moving on. The executor part does what the consumer does: it reads
 journal for a ``Read`` (when the read ends), sends a ``Send`` as one frame, and wakes the
 planner at its ``Wake``.
 
+A write's answer reaches the page, and the page's word of it the socket, within the hold
+(``HOLD_SECONDS``) of the write's start: the planner relies on it. Past the hold the
+socket sends the write's regions itself, so a page whose answer came later yet would take
+them twice (the same digests, swapped again): the clock is not moved past it.
+
 Invariants: the page never takes a region from the socket that it already shows, unless
 the page asked for everything or the socket has just connected; once everything on its
 way has arrived, what the planner believes the page shows is what it shows; and after
@@ -63,7 +68,9 @@ class PageAndSocket(RuleBasedStateMachine):
         self.upstream: list[object] = []  # the page's messages on their way to the socket
         self.requests: list[float] = []  # writes the server is doing (when each began)
         self.writes_ready = 0  # of them, those whose "writing" the socket has taken
-        self.answers: list[tuple[dict[str, str], frozenset[str]]] = []  # answers on their way
+        # answers on their way: (every region, those the write changed, when it began)
+        self.answers: list[tuple[dict[str, str], frozenset[str], float]] = []
+        self.shown_began: list[float] = []  # when the writes of the Shown on their way began
         self.reading: Read | None = None
         self.rendered: dict[str, str] = {}
         self.wake: float | None = None
@@ -100,6 +107,7 @@ class PageAndSocket(RuleBasedStateMachine):
     def connect(self) -> None:
         self.frames.clear()  # the old socket's frames and messages are gone with it
         self.upstream.clear()
+        self.shown_began.clear()
         self.writes_ready = 0
         self.reading, self.page_frames, self.sent = None, 0, 0
         self.state = catch_up.Watch()
@@ -157,21 +165,22 @@ class PageAndSocket(RuleBasedStateMachine):
     @rule(fact=st.sampled_from(FACTS), heard=st.booleans())
     def the_server_commits_it(self, fact, heard):
         self.writes_ready -= 1
-        self.requests.pop(0)
+        began = self.requests.pop(0)
         self.change(fact)
         # every region, as the answer renders it; and those the write changed
-        self.answers.append((self.now_shown(), regions_of([fact])))
+        self.answers.append((self.now_shown(), regions_of([fact]), began))
         self.announce(frozenset({fact}), None, heard)
 
     @precondition(lambda self: self.answers)
     @rule(swapped=st.booleans())
     def an_answer_arrives(self, swapped):
-        answer, changed = self.answers.pop(0)
+        answer, changed, began = self.answers.pop(0)
         if swapped:
             self.twice += [n for n in changed if self.from_socket.get(n) == answer[n]]
             self.page.update(answer)
         regions = tuple(answer.items()) if swapped else ()  # a failed request shows nothing
         self.upstream.append(Shown(regions=regions, seen=self.page_frames))
+        self.shown_began.append(began)
 
     @rule()
     def the_page_asks_for_everything(self):
@@ -187,6 +196,8 @@ class PageAndSocket(RuleBasedStateMachine):
             self.writes_ready += 1
         if isinstance(message, Asked):
             self.unheard = False
+        if isinstance(message, Shown):
+            self.shown_began.pop(0)
         self.feed(message)
 
     @precondition(lambda self: self.frames)
@@ -221,8 +232,10 @@ class PageAndSocket(RuleBasedStateMachine):
     @rule(seconds=st.floats(min_value=0.01, max_value=2.0))
     def time_passes(self, seconds):
         until = self.now + seconds
-        if self.requests:  # the server answers a write within the hold
-            until = min(until, self.requests[0] + HOLD_SECONDS * 0.9)
+        # a write's answer, and the page's word of it, come within the hold
+        under_way = [*self.requests, *(began for _, _, began in self.answers), *self.shown_began]
+        if under_way:
+            until = min(until, min(under_way) + HOLD_SECONDS * 0.9)
         while self.wake is not None and self.wake <= until:
             self.now = self.wake
             self.feed(
