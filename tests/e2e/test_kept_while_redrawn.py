@@ -38,6 +38,18 @@ pytestmark = [
 ]
 
 
+def another_tab_prompts(page, new_page, session_id: str, text: str) -> None:
+    """A second tab of the same person sends ``text`` and waits for its run; returns once
+    ``page``'s tree has been redrawn (the element replaced) and shows the new turn."""
+    other = new_page(page.context)
+    other.goto(page.url)
+    wait_ws_open(other)
+    tree_before = page.locator("#tree").element_handle()
+    prompt_and_wait(other, session_id, text)
+    wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
+    wait_tree_has(page, branch_entry_ids(session_id))
+
+
 def chapter_fold(page, entry_id: str):
     item = page.locator(f'#tree li.item[data-item="{entry_id}"]')
     return item.locator(":scope > .card details.chapter-mark")
@@ -54,13 +66,7 @@ def test_a_chapter_title_being_typed_stays_while_another_tab_writes(shared_studi
     title.fill("The opening")
     title.press("Home")  # the caret at the start of what is typed
 
-    other = new_page(page.context)
-    other.goto(page.url)
-    wait_ws_open(other)
-    tree_before = page.locator("#tree").element_handle()
-    prompt_and_wait(other, session_id, "/say the hero waves")
-    wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
-    wait_tree_has(page, branch_entry_ids(session_id))
+    another_tab_prompts(page, new_page, session_id, "/say the hero waves")
 
     fold = chapter_fold(page, first_turn)
     assert fold.evaluate("d => d.open")
@@ -119,12 +125,7 @@ def test_a_button_keeps_no_focus_through_a_redraw(shared_studio, new_page):
     button.focus()
     assert page.evaluate("document.activeElement.dataset.action") == "continue-turn"
 
-    other = new_page(page.context)
-    other.goto(page.url)
-    wait_ws_open(other)
-    tree_before = page.locator("#tree").element_handle()
-    prompt_and_wait(other, session_id, "/say the hero waves")
-    wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
+    another_tab_prompts(page, new_page, session_id, "/say the hero waves")
     assert page.evaluate("document.activeElement.closest('#tree') === null")
 
 
@@ -151,13 +152,7 @@ def test_a_forks_branches_opened_stay_open_while_another_tab_writes(shared_studi
     folded.click()
     wait_tree_has(page, firsts)
 
-    other = new_page(page.context)
-    other.goto(page.url)
-    wait_ws_open(other)
-    tree_before = page.locator("#tree").element_handle()
-    prompt_and_wait(other, session_id, "/say the hero waves")
-    wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
-    wait_tree_has(page, branch_entry_ids(session_id))
+    another_tab_prompts(page, new_page, session_id, "/say the hero waves")
     wait_tree_has(page, firsts)  # the branches, fetched again
     assert page.locator("#tree button.forks").count() == 0
     shot(page, "forks-kept")

@@ -6,10 +6,9 @@ import pytest
 
 from jaiweb.commands.sessions import prompt_submit
 from jaiweb.store.selectors import app_state_at
+from tests.support.forms import HX, form_refused_writing_nothing
 
 pytestmark = pytest.mark.django_db
-
-HX = {"HTTP_HX_REQUEST": "true"}
 
 
 def test_switching_is_app_state(client, alice, episode):
@@ -84,10 +83,5 @@ def test_a_switch_without_the_pages_leaf_is_refused_and_writes_nothing(
     client.post(url, {"mode": "auto"}, **HX)
     episode.refresh_from_db()
     assert episode.leaf_id
-    count = episode.entry_count
-    body = f"mode=ask&expected_leaf_id={leaf}"
-    r = client.post(url, body, content_type="application/x-www-form-urlencoded", **HX)
-    assert r.status_code == 409
-    episode.refresh_from_db()
-    assert episode.entry_count == count
+    form_refused_writing_nothing(client, episode, url, f"mode=ask&expected_leaf_id={leaf}")
     assert app_state_at(session=episode)["permission_mode"] == "auto"
