@@ -142,6 +142,11 @@ def parse_database_url(url: str, base_dir: Path, name: str = "DATABASE_URL") -> 
             },
             # A file, not memory: live-server and child-process tests share it.
             "TEST": {"NAME": file.with_name("test_" + file.name)},
+            # A thread keeps its connection between requests: opening one (Django's
+            # functions registered, the pragmas run) costs more than a prompt's own
+            # queries (docs/PERFORMANCE.md). One that saw a query fail is closed at the
+            # request's end all the same (jaiweb/store/sqlite/base.py).
+            "CONN_MAX_AGE": None,
         }
     if parts.scheme in ("postgres", "postgresql"):
         try:

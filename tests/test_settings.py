@@ -339,6 +339,7 @@ def test_sqlite_urls(tmp_path):
     assert absolute["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "journal_mode=WAL" in absolute["OPTIONS"]["init_command"]
     assert "synchronous=FULL" in absolute["OPTIONS"]["init_command"]
+    assert absolute["CONN_MAX_AGE"] is None  # a thread keeps its connection
 
 
 def test_postgres_urls(tmp_path):
@@ -352,6 +353,7 @@ def test_postgres_urls(tmp_path):
         "",
     )
     assert db["OPTIONS"] == {"server_side_binding": True, "prepare_threshold": 5}
+    assert "CONN_MAX_AGE" not in db  # Django's 0: a request's connection goes back to the pool
     pooled = parse_database_url(
         "postgres://u@h/x?server_side_binding=false&prepare_threshold=0", tmp_path
     )

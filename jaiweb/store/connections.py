@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from django.db import close_old_connections, connection
+from django.db import close_old_connections
 
 
 def connection_done() -> None:
     """After a unit of work on a thread of our own (a render, a claim, a run).
 
-    On SQLite the connection stays open unless a query failed: opening one (Django's
-    functions registered, the pragmas run) costs more than many a read or an append, and
-    in autocommit it holds no transaction between units, so it pins no old snapshot of the
-    WAL. Elsewhere as Django does between requests (`CONN_MAX_AGE`, the pool)."""
-    if connection.vendor == "sqlite" and not connection.errors_occurred:
-        return
+    Does what Django does at the end of a request: a SQLite connection is kept for the
+    thread's next unit unless a query on it failed (``CONN_MAX_AGE`` and
+    ``jaiweb/store/sqlite/base.py``), and a PostgreSQL one goes back to the pool.
+    """
     close_old_connections()

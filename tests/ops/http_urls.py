@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from django.db import DatabaseError, connection
 from django.http import HttpResponse
 from django.urls import path
 
@@ -44,9 +45,30 @@ async def awaited(request):
     return HttpResponse("awaited")
 
 
+def queried(request):
+    """Notes whether the thread's connection was open before this request's query."""
+    seen.append(("connection open", connection.connection is not None))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return HttpResponse("queried")
+
+
+def failing(request):
+    """A query that fails, caught: the request itself answers."""
+    seen.append(("connection open", connection.connection is not None))
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM no_such_table")
+    except DatabaseError:
+        return HttpResponse("failed")
+    return HttpResponse("no failure")
+
+
 urlpatterns = [
     path("plain", plain),
     path("meeting", meeting),
     path("awaited", awaited),
     path("answering", counted),
+    path("queried", queried),
+    path("failing", failing),
 ]

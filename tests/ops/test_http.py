@@ -11,6 +11,7 @@ import pytest
 from asgiref.sync import AsyncToSync
 from asgiref.testing import ApplicationCommunicator
 from django.core.signals import request_finished, request_started
+from django.db import connection
 from django.test import override_settings
 
 from jaiweb.ops.http import GIL_SWITCH_SECONDS, KeptThreadHandler
@@ -168,3 +169,23 @@ async def test_a_request_is_counted_as_answered_while_its_chain_runs():
     assert answering_now() == 0
     assert await get(handler, "/answering") == (200, b"answering 1")
     assert answering_now() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@TEST_CHAIN
+@in_loop
+async def test_a_kept_thread_keeps_its_sqlite_connection_for_its_next_request_until_one_fails(
+    recorded,
+):
+    handler = KeptThreadHandler()
+    for path in ("/queried", "/queried", "/failing", "/queried"):
+        assert (await get(handler, path))[0] == 200
+    assert handler.threads.made == 1
+    opened = [open_ for what, open_ in recorded if what == "connection open"]
+    # SQLite: opening a connection costs more than a prompt's own queries, so the thread
+    # keeps it between requests; a failed query closes it at that request's end.
+    # PostgreSQL: each request takes one from the pool and gives it back.
+    if connection.vendor == "sqlite":
+        assert opened == [False, True, True, False]
+    else:
+        assert opened == [False, False, False, False]

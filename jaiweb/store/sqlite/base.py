@@ -99,6 +99,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
         finally:
             self._writer_release()
 
+    def is_usable(self) -> bool:
+        """Whether a kept connection may serve the thread's next request or unit of work.
+
+        Django asks only after a query failed, and its SQLite backend says yes to keep
+        it. A connection that saw a failure (a full disk, a file swapped beneath it) is
+        closed instead, and the next unit opens a fresh one.
+        """
+        return not self.errors_occurred
+
     def _close(self) -> None:
         try:
             super()._close()
