@@ -3,8 +3,8 @@
 // The studio's regions (the tree, the strip, the characters…) are replaced whole whenever
 // the session changes: after a run's step, another tab's write, an answer. Without this, a
 // chapter title half typed, a character's field being edited, an open "director's notes"
-// or "start a chapter" fold, a fork's branches opened with "+N" and the keyboard focus
-// were all lost at every redraw. Before a region is swapped, the open folds, the opened
+// or "start a chapter" fold, a fork's branches opened with "+N", the turns loaded with
+// "… N more" and the keyboard focus were all lost at every redraw. Before a region is swapped, the open folds, the opened
 // forks, the fields whose value differs from what the server sent and the focused field
 // are noted by where they are (the ids, entry ids, panels, characters and tool calls of
 // their ancestors); after the swap they are put back where the same place exists. A form whose own write has just been answered is left as the
@@ -148,5 +148,60 @@
         try { focus.setSelectionRange(note.focus.start, note.focus.end); } catch (err) { /* */ }
       }
     }
+  });
+})();
+
+// The "… N more" folds of the tree the artist opened stay open through its redraws: the
+// redraw folds them again, and each is asked for anew (what it holds is the tree's as it
+// is now). A fold of the active path is known by where it starts on the path, since its
+// end moves as turns are added; a side branch's by its chain and the position it starts
+// at. A fold inside one that was opened again opens too, when it had been opened.
+(function () {
+  "use strict";
+
+  var opened = {}; // fold key → true, for this page's life
+
+  function foldKey(button) {
+    var query = (button.getAttribute("hx-get") || "").split("?")[1] || "";
+    var params = new URLSearchParams(query);
+    if (params.has("path")) return "path:" + params.get("start");
+    if (params.has("chain")) return "chain:" + params.get("chain") + ":" + params.get("from");
+    return null;
+  }
+
+  function folds(root) {
+    var found = Array.prototype.slice.call(root.querySelectorAll("li.more > button.fold"));
+    if (root.matches && root.matches("li.more")) {
+      var own = root.querySelector(":scope > button.fold");
+      if (own) found.push(own);
+    }
+    return found;
+  }
+
+  function reopen(root) {
+    if (!window.htmx) return;
+    folds(root).forEach(function (button) {
+      var key = foldKey(button);
+      if (!key || !opened[key] || button.hasAttribute("data-reopening")) return;
+      button.setAttribute("data-reopening", "");
+      // asked for here, not by a click: htmx may not have taken in the new tree yet
+      window.htmx.ajax("GET", button.getAttribute("hx-get"), {
+        source: button, target: button.closest("li.more"), swap: "outerHTML",
+      });
+    });
+  }
+
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("#tree li.more > button.fold");
+    var key = button && foldKey(button);
+    if (key) opened[key] = true;
+  }, true);
+  document.addEventListener("htmx:oobAfterSwap", function (e) {
+    var root = e.detail && e.detail.target;
+    if (root && root.id === "tree") reopen(document.getElementById("tree"));
+  });
+  document.addEventListener("htmx:load", function (e) {
+    var el = e.target;
+    if (el && el.closest && el.closest("#tree")) reopen(el);
   });
 })();

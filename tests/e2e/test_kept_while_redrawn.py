@@ -16,16 +16,19 @@ from jaiweb.store.appends import append_entries
 from jaiweb.store.ids import new_id
 from jaiweb.store.selectors import app_state_at, session_get
 from jaiweb.store.services import rewind_append
-from jaiweb.studio.tree import CHAIN_PAGE, OPEN_BUDGET
+from jaiweb.studio.tree import CHAIN_PAGE, OPEN_BUDGET, PAGE, PATH_HEAD, PATH_TAIL
 from journal.entries import MessageEntry, UserMessage
 from tests.support.browser import (
     branch_entry_ids,
+    drawn_entry_ids,
     node_of,
     open_new_session,
     panels,
     prompt_and_wait,
     run_with_approval,
+    send_prompt,
     shot,
+    wait_run_finished,
     wait_tree_has,
     wait_until,
     wait_ws_open,
@@ -40,12 +43,14 @@ pytestmark = [
 
 def another_tab_prompts(page, new_page, session_id: str, text: str) -> None:
     """A second tab of the same person sends ``text`` and waits for its run; returns once
-    ``page``'s tree has been redrawn (the element replaced) and shows the new turn."""
+    ``page``'s tree has been redrawn (the element replaced) and shows the new turn. (The
+    second tab's own tree may keep a long path folded, so only the run is waited for.)"""
     other = new_page(page.context)
     other.goto(page.url)
     wait_ws_open(other)
     tree_before = page.locator("#tree").element_handle()
-    prompt_and_wait(other, session_id, text)
+    send_prompt(other, text)
+    wait_run_finished(session_id)
     wait_until(lambda: not tree_before.evaluate("e => e.isConnected"), 10, "the tree redrawn")
     wait_tree_has(page, branch_entry_ids(session_id))
 
@@ -156,6 +161,31 @@ def test_a_forks_branches_opened_stay_open_while_another_tab_writes(shared_studi
     wait_tree_has(page, firsts)  # the branches, fetched again
     assert page.locator("#tree button.forks").count() == 0
     shot(page, "forks-kept")
+
+
+def test_a_long_paths_more_turns_opened_stay_open_while_another_tab_writes(shared_studio, new_page):
+    """A path longer than ``PATH_HEAD`` + ``PATH_TAIL`` turns folds its middle behind
+    "… N more"; opened, it is opened again after each redraw."""
+    page = new_page()
+    session_id = open_new_session(page, shared_studio.url, "long path")
+    prompt_and_wait(page, session_id, "/say the hero walks in")
+    middle = PAGE // 4  # turns in the fold: fewer than one page of it
+    turns = side_branch(
+        session_id, session_get(session_id=session_id).leaf_id, PATH_HEAD + middle + PATH_TAIL
+    )
+    folded = turns[PATH_HEAD - 1 : PATH_HEAD - 1 + middle]  # after the first prompt's turn
+    page.reload()
+    wait_ws_open(page)
+    fold = page.locator("#tree li.more > button.fold")
+    wait_until(lambda: fold.count() == 1, 10, 'the middle folded behind "… N more"')
+    assert not drawn_entry_ids(page) & set(folded)
+    fold.click()
+    wait_tree_has(page, folded)
+
+    another_tab_prompts(page, new_page, session_id, "/say the hero waves")
+    wait_tree_has(page, folded)  # the fold, asked for again
+    assert page.locator("#tree li.more").count() == 0
+    shot(page, "more-turns-kept")
 
 
 def side_branch(session_id: str, parent_id: str, turns: int) -> list[str]:
