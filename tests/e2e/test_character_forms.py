@@ -54,6 +54,8 @@ def test_a_field_being_typed_stays_while_another_tab_writes(shared_studio, new_p
     page.locator("#tree h3.chapter-heading").wait_for(state="attached")
 
     # the chapter changed nothing the character forms show: the text being typed is there
+    # (back on this tab: Chromium gives a tab behind another almost no animation frames)
+    page.bring_to_front()
     assert form.locator('input[name="buff"]').input_value() == "lollipop"
     form.locator('button[type="submit"]').click()
     wait_until(lambda: buff_of(session_id, "Pig-Man") == "lollipop", 10, "the buff saved")
