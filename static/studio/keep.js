@@ -4,11 +4,12 @@
 // the session changes: after a run's step, another tab's write, an answer. Without this, a
 // chapter title half typed, a character's field being edited, an open "director's notes"
 // or "start a chapter" fold, a fork's branches opened with "+N", the turns loaded with
-// "… N more" and the keyboard focus were all lost at every redraw. Before a region is swapped, the open folds, the opened
-// forks, the fields whose value differs from what the server sent and the focused field
-// are noted by where they are (the ids, entry ids, panels, characters and tool calls of
-// their ancestors); after the swap they are put back where the same place exists. A form whose own write has just been answered is left as the
-// answer draws it.
+// "… N more" and the keyboard focus were all lost at every redraw. Before a region is
+// swapped, the open folds, the fields whose value differs from what the server sent and
+// the focused field are noted by where they are (the ids, entry ids, panels, characters
+// and tool calls of their ancestors); after the swap they are put back where the same
+// place exists. A form whose own write has just been answered is left as the answer draws
+// it. The tree's opened forks and "… N more" folds are asked for again (the second part).
 (function () {
   "use strict";
 
@@ -84,15 +85,10 @@
     if (!root || !root.id) return;
     var skip = answered && root.contains(answered) ? answered : null;
     function mine(el) { return !(skip && skip.contains(el)); }
-    var note = { open: [], forks: [], fields: [], focus: null };
+    var note = { open: [], fields: [], focus: null };
     root.querySelectorAll("details[open]").forEach(function (d) {
       var path = mine(d) && pathOf(d, root);
       if (path) note.open.push(path);
-    });
-    // a fork's "+N" branches the artist opened: the redraw folds them again, and they
-    // are fetched anew (their list is the tree's as it is now, not as it was)
-    root.querySelectorAll("[data-forks-opened]").forEach(function (list) {
-      note.forks.push(list.getAttribute("data-forks-opened"));
     });
     root.querySelectorAll("input, textarea, select").forEach(function (f) {
       var path = mine(f) && edited(f) && pathOf(f, root);
@@ -110,7 +106,7 @@
       } catch (err) { /* not a text field */ }
       note.focus = at.path ? at : null;
     }
-    if (note.open.length || note.forks.length || note.fields.length || note.focus) {
+    if (note.open.length || note.fields.length || note.focus) {
       kept[root.id] = note;
     } else {
       delete kept[root.id]; // nothing of an earlier swap is put back by a later one
@@ -126,14 +122,6 @@
     note.open.forEach(function (path) {
       var d = find(root, path);
       if (d && d.tagName === "DETAILS") d.open = true;
-    });
-    note.forks.forEach(function (from) {
-      root.querySelectorAll("button.forks[data-forks-from]").forEach(function (b) {
-        // asked for here, not by a click: htmx may not have taken in the new tree yet
-        if (b.getAttribute("data-forks-from") === from && window.htmx) {
-          window.htmx.ajax("GET", b.getAttribute("hx-get"), { source: b, target: b, swap: "outerHTML" });
-        }
-      });
     });
     note.fields.forEach(function (saved) {
       var f = find(root, saved.path);
@@ -151,17 +139,21 @@
   });
 })();
 
-// The "… N more" folds of the tree the artist opened stay open through its redraws: the
-// redraw folds them again, and each is asked for anew (what it holds is the tree's as it
-// is now). A fold of the active path is known by where it starts on the path, since its
-// end moves as turns are added; a side branch's by its chain and the position it starts
-// at. A fold inside one that was opened again opens too, when it had been opened.
+// The parts of the tree the artist opened stay open through its redraws: a fork's "+N"
+// branches and the "… N more" folds. A redraw folds them again, and each is asked for
+// anew (what it holds is the tree's as it is now). They are remembered as they are
+// clicked, not as they are found open before a redraw: a click whose answer lands after
+// the redraw (in the tree it replaced) is asked for again all the same. A fork is known
+// by the node it hangs from; a fold of the active path by where it starts on the path,
+// since its end moves as turns are added; a side branch's by its chain and the position
+// it starts at. What opens inside a part opened again opens too, when it had been.
 (function () {
   "use strict";
 
-  var opened = {}; // fold key → true, for this page's life
+  var opened = {}; // the key of each fork and fold clicked open → true, for the page's life
 
   function foldKey(button) {
+    if (button.matches("button.forks")) return "forks:" + button.getAttribute("data-forks-from");
     var query = (button.getAttribute("hx-get") || "").split("?")[1] || "";
     var params = new URLSearchParams(query);
     if (params.has("path")) return "path:" + params.get("start");
@@ -169,8 +161,10 @@
     return null;
   }
 
+  var FOLDS = "li.more > button.fold, button.forks[data-forks-from]";
+
   function folds(root) {
-    var found = Array.prototype.slice.call(root.querySelectorAll("li.more > button.fold"));
+    var found = Array.prototype.slice.call(root.querySelectorAll(FOLDS));
     if (root.matches && root.matches("li.more")) {
       var own = root.querySelector(":scope > button.fold");
       if (own) found.push(own);
@@ -185,14 +179,15 @@
       if (!key || !opened[key] || button.hasAttribute("data-reopening")) return;
       button.setAttribute("data-reopening", "");
       // asked for here, not by a click: htmx may not have taken in the new tree yet
+      var target = button.matches("button.forks") ? button : button.closest("li.more");
       window.htmx.ajax("GET", button.getAttribute("hx-get"), {
-        source: button, target: button.closest("li.more"), swap: "outerHTML",
+        source: button, target: target, swap: "outerHTML",
       });
     });
   }
 
   document.addEventListener("click", function (e) {
-    var button = e.target.closest && e.target.closest("#tree li.more > button.fold");
+    var button = e.target.closest && e.target.closest("#tree button.fold, #tree button.forks");
     var key = button && foldKey(button);
     if (key) opened[key] = true;
   }, true);

@@ -139,28 +139,37 @@ def test_a_forks_branches_opened_stay_open_while_another_tab_writes(shared_studi
     on the page) sits behind "+N"; opened, it is opened again after each redraw."""
     page = new_page()
     session_id = open_new_session(page, shared_studio.url, "forks")
-    prompt_and_wait(page, session_id, "/say the hero walks in")
-    fork_at = session_get(session_id=session_id).leaf_id
-    branches = OPEN_BUDGET // CHAIN_PAGE + 1  # each draws CHAIN_PAGE turns when open
-    firsts = [side_branch(session_id, fork_at, CHAIN_PAGE)[0] for _ in range(branches)]
-    rewind_append(
-        session_id=session_id,
-        target_id=fork_at,
-        expected_leaf_id=session_get(session_id=session_id).leaf_id,
-    )
-    page.reload()
-    wait_ws_open(page)
-    folded = (
-        node_of(page, fork_at).locator("xpath=ancestor::li[1]").locator(":scope > button.forks")
-    )
-    wait_until(lambda: folded.count() == 1, 10, 'the fork folded behind "+N"')
-    folded.click()
+    fork_at, firsts = folded_fork(page, session_id)
+    node_of(page, fork_at).locator("xpath=ancestor::li[1]").locator(":scope > button.forks").click()
     wait_tree_has(page, firsts)
 
     another_tab_prompts(page, new_page, session_id, "/say the hero waves")
     wait_tree_has(page, firsts)  # the branches, fetched again
     assert page.locator("#tree button.forks").count() == 0
     shot(page, "forks-kept")
+
+
+def test_a_fork_opened_as_the_tree_is_redrawn_is_opened_in_the_new_tree(shared_studio, new_page):
+    """The "+N" click's answer comes after a redraw replaced the tree it was asked from
+    (it lands in the old tree): the branches are asked for again in the new one."""
+    page = new_page()
+    session_id = open_new_session(page, shared_studio.url, "forks race")
+    fork_at, firsts = folded_fork(page, session_id)
+    held = []
+
+    def hold_the_first(route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)  # answered below, once the tree has been redrawn
+
+    page.route("**/tree?forks=*", hold_the_first)
+    node_of(page, fork_at).locator("xpath=ancestor::li[1]").locator(":scope > button.forks").click()
+    wait_until(lambda: held, 10, "the branches asked for")
+    another_tab_prompts(page, new_page, session_id, "/say the hero waves")
+    held[0].continue_()
+    wait_tree_has(page, firsts)
+    assert page.locator("#tree button.forks").count() == 0
 
 
 def test_a_long_paths_more_turns_opened_stay_open_while_another_tab_writes(shared_studio, new_page):
@@ -186,6 +195,28 @@ def test_a_long_paths_more_turns_opened_stay_open_while_another_tab_writes(share
     wait_tree_has(page, folded)  # the fold, asked for again
     assert page.locator("#tree li.more").count() == 0
     shot(page, "more-turns-kept")
+
+
+def folded_fork(page, session_id: str) -> tuple[str, list[str]]:
+    """A turn with more side branches than are drawn open (``tree.OPEN_BUDGET`` turns on
+    the page), so the fork sits behind "+N"; the page reloaded and showing it folded.
+    Returns the turn's last entry and each branch's first."""
+    prompt_and_wait(page, session_id, "/say the hero walks in")
+    fork_at = session_get(session_id=session_id).leaf_id
+    branches = OPEN_BUDGET // CHAIN_PAGE + 1  # each draws CHAIN_PAGE turns when open
+    firsts = [side_branch(session_id, fork_at, CHAIN_PAGE)[0] for _ in range(branches)]
+    rewind_append(
+        session_id=session_id,
+        target_id=fork_at,
+        expected_leaf_id=session_get(session_id=session_id).leaf_id,
+    )
+    page.reload()
+    wait_ws_open(page)
+    folded = (
+        node_of(page, fork_at).locator("xpath=ancestor::li[1]").locator(":scope > button.forks")
+    )
+    wait_until(lambda: folded.count() == 1, 10, 'the fork folded behind "+N"')
+    return fork_at, firsts
 
 
 def side_branch(session_id: str, parent_id: str, turns: int) -> list[str]:

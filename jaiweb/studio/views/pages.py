@@ -65,12 +65,7 @@ def tree_part(request: HttpRequest, session_id: str) -> HttpResponse:
             branches = tree.fork_view(
                 session, parent_id=q["forks"], exclude=q.get("except") or None
             )
-            ctx = {
-                "session": session,
-                "branches": branches,
-                "leaf_id": session.leaf_id,
-                "forks_from": q["forks"],  # the page opens them again after a redraw
-            }
+            ctx = {"session": session, "branches": branches, "leaf_id": session.leaf_id}
             return render(request, "studio/tree/forks.html", ctx)
         if "path" in q:
             start, stop = _position(q["start"]), _position(q["stop"])
