@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from jaiweb.agent.events import EventSink, NullSink
@@ -35,7 +35,6 @@ from jaiweb.agent.slots import Slot, holding
 from jaiweb.agent.state import UnreadableAppState
 from jaiweb.agent.tools import default_tools
 from jaiweb.agent.tools.base import Tool
-from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import LeaseLost, StaleLog
 from jaiweb.store.leases import (
     Lease,
@@ -234,7 +233,7 @@ class Runner:
             lease_release(lease=lease)
             return "released"
         finally:
-            connection_done()
+            close_old_connections()
 
     def _given_up(self, lease: Lease) -> bool:
         """After too many claims: finish ``interrupted``, or, with an open dispatch, park."""
@@ -411,7 +410,7 @@ class Runner:
                 if not busy.acquire(timeout=self.config.poll_seconds):
                     continue
                 lease = self.claim_or_wait()
-                connection_done()
+                close_old_connections()
                 if lease is None:
                     busy.release()
                     self.wake.wait(self.config.poll_seconds)
@@ -424,7 +423,7 @@ class Runner:
                             self.run_claimed(lease)
                     finally:
                         busy.release()
-                        connection_done()
+                        close_old_connections()
 
                 pool.submit(run)
             self.stopping.set()  # the runs in hand hand back at their next step boundary
@@ -447,7 +446,7 @@ class Runner:
                 try:
                     return fn(*args)
                 finally:
-                    connection_done()
+                    close_old_connections()
 
             return loop.run_in_executor(pool, call)
 

@@ -25,6 +25,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import close_old_connections
 from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -48,7 +49,6 @@ from jaiweb.live.catch_up import (
 from jaiweb.live.push import group_name
 from jaiweb.live.versions import change_observe, event_facts, fact_counts, last_event_number
 from jaiweb.requests_first import wait_turn
-from jaiweb.store.connections import connection_done
 from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.selectors import session_get
 from jaiweb.studio.pass_counts import pass_count
@@ -106,11 +106,11 @@ _renderings: dict[tuple, asyncio.Future] = {}
 
 def _on_a_renderer(read: Callable[..., Any], *args: Any) -> Any:
     wait_turn()  # a request being answered goes first
-    connection_done()
+    close_old_connections()
     try:
         return read(*args)
     finally:
-        connection_done()
+        close_old_connections()
 
 
 def _changed_regions(

@@ -106,11 +106,8 @@
       } catch (err) { /* not a text field */ }
       note.focus = at.path ? at : null;
     }
-    if (note.open.length || note.fields.length || note.focus) {
-      kept[root.id] = note;
-    } else {
-      delete kept[root.id]; // nothing of an earlier swap is put back by a later one
-    }
+    if (note.open.length || note.fields.length || note.focus) kept[root.id] = note;
+    else delete kept[root.id]; // nothing of an earlier swap is put back by a later one
   });
 
   document.addEventListener("htmx:oobAfterSwap", function (e) {
@@ -152,7 +149,7 @@
 
   var opened = {}; // the key of each fork and fold clicked open → true, for the page's life
 
-  function foldKey(button) {
+  function partKey(button) {
     if (button.matches("button.forks")) return "forks:" + button.getAttribute("data-forks-from");
     var query = (button.getAttribute("hx-get") || "").split("?")[1] || "";
     var params = new URLSearchParams(query);
@@ -161,10 +158,10 @@
     return null;
   }
 
-  var FOLDS = "li.more > button.fold, button.forks[data-forks-from]";
+  var OPENERS = "li.more > button.fold, button.forks[data-forks-from]";
 
-  function folds(root) {
-    var found = Array.prototype.slice.call(root.querySelectorAll(FOLDS));
+  function openers(root) {
+    var found = Array.prototype.slice.call(root.querySelectorAll(OPENERS));
     if (root.matches && root.matches("li.more")) {
       var own = root.querySelector(":scope > button.fold");
       if (own) found.push(own);
@@ -174,8 +171,8 @@
 
   function reopen(root) {
     if (!window.htmx) return;
-    folds(root).forEach(function (button) {
-      var key = foldKey(button);
+    openers(root).forEach(function (button) {
+      var key = partKey(button);
       if (!key || !opened[key] || button.hasAttribute("data-reopening")) return;
       button.setAttribute("data-reopening", "");
       // asked for here, not by a click: htmx may not have taken in the new tree yet
@@ -188,7 +185,7 @@
 
   document.addEventListener("click", function (e) {
     var button = e.target.closest && e.target.closest("#tree button.fold, #tree button.forks");
-    var key = button && foldKey(button);
+    var key = button && partKey(button);
     if (key) opened[key] = true;
   }, true);
   document.addEventListener("htmx:oobAfterSwap", function (e) {

@@ -1,11 +1,12 @@
-"""A worker thread's connection after a unit of work (jaiweb.store.connections)."""
+"""A worker thread's connection after a unit of work: Django's ``close_old_connections``,
+as at a request's end, with the SQLite settings and backend (``CONN_MAX_AGE``,
+``jaiweb/store/sqlite/base.py``)."""
 
 from __future__ import annotations
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, close_old_connections, connection
 
-from jaiweb.store.connections import connection_done
 from tests.support.threads import orm_thread
 
 
@@ -16,11 +17,11 @@ def test_a_worker_keeps_its_sqlite_connection_until_a_query_fails_and_gives_back
     def unit_of_work() -> None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
-        connection_done()
+        close_old_connections()
         open_after.append(connection.connection is not None)
         with pytest.raises(DatabaseError), connection.cursor() as cursor:
             cursor.execute("SELECT * FROM no_such_table")
-        connection_done()
+        close_old_connections()
         open_after.append(connection.connection is not None)
 
     thread = orm_thread(unit_of_work)
