@@ -398,23 +398,44 @@ def _edited(session: ComicSession, line: _Line, a: int, b: int) -> str:
 
     The hand edits are the turn's ``app_state`` entries, ``line.entries`` from ``a`` to ``b``.
     An entry holds the whole state, so the names are those that differ from the state before
-    it: the line's previous ``app_state``, or else one read up the path."""
-    first = line.entries[a]
-    before = next(
-        (e.value for e in reversed(line.entries[:a]) if isinstance(e, AppStateEntry)), None
-    )
-    if before is None:
-        before = (
-            app_state_at(session=session, leaf_id=first.parent_id)
-            if first.parent_id
-            else session.initial_app_state
-        )
+    it: the line's previous ``app_state``, or else one read up the path. What an entry
+    changed is kept by its id, since neither it nor the state before it ever changes: a
+    turn of many edits is compared once an edit, not again at every pass that draws it."""
     names: dict[str, None] = {}
-    for entry in line.entries[a:b]:
-        if isinstance(entry, AppStateEntry):
-            names.update(dict.fromkeys(edited_characters(before, entry.value)))
-            before = entry.value
+    before: dict | None = None  # the state before the next edit, once it is needed
+    for i in range(a, b):
+        entry = line.entries[i]
+        if not isinstance(entry, AppStateEntry):
+            continue
+        key = (session.id, entry.id)
+        with _edits_lock:
+            changed = _edits.get(key)
+        if changed is None:
+            if before is None:
+                before = _state_before(session, line, i)
+            changed = tuple(edited_characters(before, entry.value))
+            with _edits_lock:
+                _edits[key] = changed
+        names.update(dict.fromkeys(changed))
+        before = entry.value
     return one_line(", ".join(names), limit=LABEL_CHARS)
+
+
+def _state_before(session: ComicSession, line: _Line, i: int) -> dict:
+    """The state before ``line.entries[i]``: the line's last ``app_state`` before it, or
+    else the state at its parent, read up the path."""
+    for j in range(i - 1, -1, -1):
+        entry = line.entries[j]
+        if isinstance(entry, AppStateEntry):
+            return entry.value
+    parent = line.entries[i].parent_id
+    return app_state_at(session=session, leaf_id=parent) if parent else session.initial_app_state
+
+
+# The characters each hand edit changed, by session and entry id.
+_EDITS_KEPT = 16384
+_edits: LRUCache[tuple[str, str], tuple[str, ...]] = LRUCache(_EDITS_KEPT)
+_edits_lock = threading.Lock()
 
 
 # Turns drawn lately, by all that makes one: its session and entries (an appended entry
@@ -427,9 +448,11 @@ _turns_lock = threading.Lock()
 
 
 def turns_forget() -> None:
-    """Forget the turns kept (a bench's cold page)."""
+    """Forget the turns kept, and what each hand edit changed (a bench's cold page)."""
     with _turns_lock:
         _turns.clear()
+    with _edits_lock:
+        _edits.clear()
 
 
 def _turn_kept(

@@ -12,6 +12,7 @@ import re
 import pytest
 
 import jaiweb.store.rows as store_rows
+from jaiweb.commands.sessions import character_set
 from jaiweb.store.selectors import branch_rows
 from jaiweb.studio import tree
 from jaiweb.studio.tree import More, Turn, turn_starts
@@ -255,3 +256,34 @@ def test_the_page_of_a_10000_entry_session_is_small(client, alice):
     assert len(body) < 200_000
     assert body.count('class="node"') == tree.PATH_HEAD + tree.PATH_TAIL
     assert re.search(r"… [\d,]+ more entries", body)
+
+
+def test_a_turn_of_hand_edits_names_what_they_changed_comparing_each_edit_once(alice, monkeypatch):
+    compared = []
+    real = tree.edited_characters
+
+    def counting(before, after):
+        compared.append(after)
+        return real(before, after)
+
+    monkeypatch.setattr(tree, "edited_characters", counting)
+    session = store(alice, line(1), "t1f")
+
+    def edit(name: str, mood: str) -> None:
+        character_set(
+            session=session, name=name, fields={"mood": mood}, expected_leaf_id=session.leaf_id
+        )
+        session.refresh_from_db()
+
+    edit(HERO, "angry")
+    edit("超人强", "calm")
+    edit(HERO, "sad")
+    *_, edits = tree.active_path_view(session)
+    assert edits.edited == "characters" and edits.label == f"{HERO}, 超人强"
+    assert len(compared) == 3
+
+    # One more edit: the turn grows, and only the new edit is compared with its state before.
+    edit("小呆呆", "sleepy")
+    *_, edits = tree.active_path_view(session)
+    assert edits.label == f"{HERO}, 超人强, 小呆呆"
+    assert len(compared) == 4
