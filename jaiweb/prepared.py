@@ -8,7 +8,11 @@ puts the caller's values where the placeholders were. The rows come back as Djan
 give them: each column through the converters its field asks for (JSON, dates, booleans).
 
 Only what a queryset compiles to parameters can be an argument: ids, keys, numbers. A list
-argument (for ``__in``) compiles once per length, and an empty one reads nothing.
+argument stands for an ``__in`` lookup, and an empty one reads nothing. It compiles once
+per size class (a power of two), the list padded to it with its last value, which an
+``__in`` lookup reads as it reads the list: the tree's reads take the ids of the turns
+drawn, one more after each entry of a run, and compiling once per length made nearly
+every pass compile its read again.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.transaction import TransactionManagementError
 
-_SHAPES_KEPT = 64  # compiled shapes kept per read (list arguments make one per length)
+_SHAPES_KEPT = 64  # compiled shapes kept per read (list arguments make one per size class)
 
 
 def _placeholder(kind: type, n: int, round_: int) -> Any:
@@ -65,6 +69,10 @@ class Prepared:
         if any(isinstance(kind, list) and not values[name] for name, kind in self._kinds.items()):
             return []
         connection = connections[using]
+        values = {
+            name: _padded(values[name]) if isinstance(kind, list) else values[name]
+            for name, kind in self._kinds.items()
+        }
         lengths = (len(values[n]) if isinstance(k, list) else None for n, k in self._kinds.items())
         shape = (using, connection.vendor, *lengths)
         compiled = self._compiled_for(shape, using)
@@ -152,6 +160,13 @@ class Prepared:
         compiler = queryset.query.get_compiler(using=using)
         sql, params = compiler.as_sql()
         return sql, params, compiler, queryset, marks
+
+
+def _padded(items: Sequence[Any]) -> list[Any]:
+    """``items`` padded with its last value to the next power of two in length."""
+    items = list(items)
+    size = 1 << (len(items) - 1).bit_length()
+    return items + [items[-1]] * (size - len(items))
 
 
 def _value(value: Any, item: int | None) -> Any:

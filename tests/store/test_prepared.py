@@ -64,13 +64,17 @@ def test_each_call_runs_its_own_values_and_hostile_text_stays_a_value(alice, bob
     assert ComicSession.objects.count() == 2
 
 
-def test_a_list_argument_compiles_once_per_length(alice):
-    made = [session_create(owner=alice, title=f"s{n}") for n in range(4)]
+def test_a_list_argument_compiles_once_per_size_class_and_reads_as_its_list(alice):
+    made = [session_create(owner=alice, title=f"s{n}") for n in range(6)]
     read = Prepared(sessions_by_ids, ids=[str])
-    for n in (0, 1, 3, 4, 1):
+    for n in (0, 1, 3, 4, 1, 2, 5, 6):
         ids = [s.pk for s in made[:n]]
         assert read.rows(ids=ids) == list(sessions_by_ids(ids))
-    assert sorted(shape[2] for shape in read._compiled) == [1, 3, 4]
+    # a list of 3 runs as 4 (its last id twice), one of 5 or 6 as 8
+    assert sorted(shape[2] for shape in read._compiled) == [1, 2, 4, 8]
+    assert read.rows(ids=[made[2].pk, made[0].pk, made[2].pk]) == list(
+        sessions_by_ids([made[0].pk, made[2].pk])
+    )
 
 
 def test_after_the_first_call_no_queryset_is_built(alice, monkeypatch):
