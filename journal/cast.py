@@ -163,23 +163,10 @@ class Cast:
         of those aliases belongs to a built-in, it takes that built-in's names too; the first
         character to claim a built-in gets it. The unclaimed built-ins follow, named in ``lang``
         (Chinese when ``lang`` is not given)."""
-        members: list[Member] = []
-        claimed: set[str] = set()
-        for name, fields in (characters or {}).items():
-            stored = fields.get("aliases") if isinstance(fields, Mapping) else None
-            own = tuple(a for a in stored if isinstance(a, str) and a.strip()) if stored else ()
-            starter = next(
-                (s for s in map(starter_of, (name, *own)) if s and s.role not in claimed), None
-            )
-            if starter is not None:
-                claimed.add(starter.role)
-                own = (*own, *(w for w in starter.words if fold(w) != fold(name)))
-            members.append(Member(str(name), _unique(own), starter.role if starter else None))
-        for s in STARTERS:
-            if s.role not in claimed and s.name(lang) not in {m.name for m in members}:
-                words = tuple(w for w in s.words if w != s.name(lang))
-                members.append(Member(s.name(lang), words, s.role, offstage=True))
-        return cls(members)
+        named = tuple(
+            (str(name), _stored_aliases(fields)) for name, fields in (characters or {}).items()
+        )
+        return _cast_of(named, lang)
 
     @property
     def onstage(self) -> list[Member]:
@@ -266,6 +253,34 @@ def _unique(words: Iterable[str]) -> tuple[str, ...]:
             seen.add(key)
             out.append(word)
     return tuple(out)
+
+
+def _stored_aliases(fields: Any) -> tuple[str, ...]:
+    """The aliases stored with a character: its list of non-blank strings."""
+    stored = fields.get("aliases") if isinstance(fields, Mapping) else None
+    return tuple(a for a in stored if isinstance(a, str) and a.strip()) if stored else ()
+
+
+# A state's cast is read at every model turn and tool call of a run, and its characters'
+# names and aliases seldom change: one cast per set of them is built, and shared (a cast
+# is never changed once built).
+@functools.lru_cache(maxsize=256)
+def _cast_of(named: tuple[tuple[str, tuple[str, ...]], ...], lang: str | None) -> Cast:
+    members: list[Member] = []
+    claimed: set[str] = set()
+    for name, own in named:
+        starter = next(
+            (s for s in map(starter_of, (name, *own)) if s and s.role not in claimed), None
+        )
+        if starter is not None:
+            claimed.add(starter.role)
+            own = (*own, *(w for w in starter.words if fold(w) != fold(name)))
+        members.append(Member(name, _unique(own), starter.role if starter else None))
+    for s in STARTERS:
+        if s.role not in claimed and s.name(lang) not in {m.name for m in members}:
+            words = tuple(w for w in s.words if w != s.name(lang))
+            members.append(Member(s.name(lang), words, s.role, offstage=True))
+    return Cast(members)
 
 
 # A conversation's prompts are read again at every model turn (the offline director's

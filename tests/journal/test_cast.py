@@ -80,3 +80,13 @@ def test_a_new_cast_is_written_in_the_sessions_language_with_the_built_ins_alias
     assert new_cast(["猪猪侠"], "zh")["猪猪侠"]["mood"] == "平静"
     assert starter_names("en")[:3] == ["Pig-Man", "Super Strong", "Teacher Muddle"]
     assert starter_names("zh")[:3] == ["猪猪侠", "超人强", "迷糊老师"]
+
+
+def test_a_cast_is_built_once_per_names_and_aliases_and_moods_do_not_matter():
+    state = {"猪猪侠": {"mood": "angry"}, "阿强": {"aliases": ["强哥"]}}
+    cast = Cast.of(state, "zh")
+    assert Cast.of({"猪猪侠": {"mood": "calm"}, "阿强": {"aliases": ["强哥"]}}, "zh") is cast
+    renamed = Cast.of({"猪猪侠": {}, "阿强": {"aliases": ["强哥", "Q"]}}, "zh")
+    assert renamed is not cast and renamed.resolve("Q") == "阿强"
+    assert cast.resolve("Q") is None and cast.resolve("强哥") == "阿强"
+    assert Cast.of(state, "en") is not cast
