@@ -43,7 +43,7 @@ from jaiweb.store.leases import (
     operation_claim,
 )
 from jaiweb.store.models import Operation
-from jaiweb.store.selectors import operation_reading
+from jaiweb.store.selectors import operation_claims, operation_reading
 from jaiweb.store.services import operation_park, run_append
 from jaiweb.store.wakeups import WorkListener, work_announce
 from journal.errors import CorruptedOperationLog
@@ -237,11 +237,7 @@ class Runner:
 
     def _given_up(self, lease: Lease) -> bool:
         """After too many claims: finish ``interrupted``, or, with an open dispatch, park."""
-        claims = (
-            Operation.objects.filter(pk=lease.operation_id)
-            .values_list("attempts", flat=True)
-            .first()
-        )
+        claims = operation_claims(operation_id=lease.operation_id)
         if claims is None or claims <= self.config.max_claims:
             return False
         op = Operation.objects.select_related("session").get(pk=lease.operation_id)

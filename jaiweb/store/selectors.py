@@ -514,6 +514,18 @@ _UNFINISHED = Prepared(
 )
 
 
+_ATTEMPTS = Prepared(
+    lambda operation_id: Operation.objects.filter(pk=operation_id).values_list("attempts")[:1],
+    operation_id=str,
+)
+
+
+def operation_claims(*, operation_id: str) -> int | None:
+    """How many times the operation was claimed by a runner; None when there is no such one."""
+    row = _ATTEMPTS.first(operation_id=operation_id)
+    return None if row is None else row[0]
+
+
 def unfinished_operation(*, session: ComicSession) -> Operation | None:
     return from_row(Operation, _UNFINISHED.first(session_id=session.pk))
 
@@ -559,6 +571,16 @@ def operation_records(*, operation_id: str) -> list[JournalRecord]:
     return [parse_record(payload) for (payload,) in _RECORDS.rows(operation_id=operation_id)]
 
 
+# The entries an operation's records name, read at each step of a run (its evidence).
+_NAMED_ENTRIES = Prepared(
+    lambda session_id, entry_ids: Entry.objects.filter(
+        session_id=session_id, entry_id__in=entry_ids
+    ).values_list("entry_id", "type", "payload"),
+    session_id=str,
+    entry_ids=[str],
+)
+
+
 def recovery_evidence(
     *, session: ComicSession, records: list[JournalRecord], log: OperationLog | None = None
 ) -> RecoveryEvidence:
@@ -566,9 +588,7 @@ def recovery_evidence(
 
     ``log``: the records' fold when the caller has it already (not folded again)."""
     named = (log or fold_operation(records)).named_entry_ids()
-    rows = Entry.objects.filter(session=session, entry_id__in=named).values_list(
-        "entry_id", "type", "payload"
-    )
+    rows = _NAMED_ENTRIES.rows(session_id=session.pk, entry_ids=sorted(named))
     present: set[str] = set()
     final: dict[str, str] = {}
     for entry_id, type_, payload in rows:
