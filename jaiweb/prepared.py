@@ -59,6 +59,7 @@ class Prepared:
     def __init__(self, build: Callable[..., QuerySet], **kinds: type | list[type]) -> None:
         self._build = build
         self._kinds = kinds
+        self._lists = tuple(name for name, kind in kinds.items() if isinstance(kind, list))
         self._compiled: OrderedDict[tuple, _Compiled] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -66,13 +67,11 @@ class Prepared:
         """Run the read with ``values``: every row, converted."""
         if set(values) != set(self._kinds):
             raise TypeError(f"arguments are {sorted(self._kinds)}, not {sorted(values)}")
-        if any(isinstance(kind, list) and not values[name] for name, kind in self._kinds.items()):
+        if any(not values[name] for name in self._lists):
             return []
+        if self._lists:
+            values = {**values, **{name: _padded(values[name]) for name in self._lists}}
         connection = connections[using]
-        values = {
-            name: _padded(values[name]) if isinstance(kind, list) else values[name]
-            for name, kind in self._kinds.items()
-        }
         lengths = (len(values[n]) if isinstance(k, list) else None for n, k in self._kinds.items())
         shape = (using, connection.vendor, *lengths)
         compiled = self._compiled_for(shape, using)
