@@ -30,7 +30,6 @@ from jaiweb.store.errors import SessionNotFound
 from jaiweb.store.labels import labels_version
 from jaiweb.store.models import ComicSession
 from jaiweb.store.selectors import app_state_at, branch_rows, session_get, unfinished_operation
-from jaiweb.studio.labels import LAYOUT_LABELS
 from jaiweb.studio.pass_counts import read_count
 from jaiweb.studio.selectors.characters import characters_of
 from jaiweb.studio.selectors.rewinds import back_target_of
@@ -38,7 +37,6 @@ from jaiweb.studio.selectors.runs import run_view
 from jaiweb.studio.selectors.strip import strip_lettered, strip_view
 from jaiweb.studio.stream import stream_html
 from jaiweb.studio.tree import active_path_view
-from journal.lettering import LAYOUT_NAMES
 from journal.pages import layout_in
 from journal.variants import choices_of
 
@@ -60,7 +58,6 @@ def studio_context(
             state=state,
         ),
         "layout": layout_in(state),
-        "layouts": [(name, LAYOUT_LABELS[name]) for name in LAYOUT_NAMES],
         # no query for the owner row
         "balance": wallet_balance(user=session.owner_id) if balance is None else balance,
     }

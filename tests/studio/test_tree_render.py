@@ -1,5 +1,6 @@
 """The tree's turns: their links as {% url %} gives them, their HTML reused only while the
-turn, the language and the session are the same."""
+turn, the language and the session are the same; the turn the leaf leaves is not drawn
+again, only its "you are here" mark changes."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import pytest
 from django.urls import reverse
 
 from jaiweb.store.labels import label_add
+from jaiweb.store.selectors import session_get
+from jaiweb.store.services import entry_append
 from jaiweb.studio.regions import region_parts, studio_context
 from jaiweb.studio.templatetags.studio_urls import path_to
-from jaiweb.studio.templatetags.tree_render import tree_items_forget
-from tests.support.storyboard import line, store
+from jaiweb.studio.templatetags.tree_render import _drawn, tree_items_forget
+from tests.support.storyboard import line, store, turn
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +67,19 @@ def test_two_sessions_with_the_same_turns_link_to_their_own(alice):
     assert f"/sessions/{one.id}/entries/t2f/" in _tree(one, "en")
     html = _tree(two, "en")
     assert f"/sessions/{two.id}/entries/t2f/" in html and one.id not in html
+
+
+def test_the_turn_the_leaf_leaves_keeps_its_drawing(alice):
+    tree_items_forget()
+    session = store(alice, line(2), "t2f")
+    before = _tree(session, "en")
+    assert before.count('data-leaf="true"') == 1 and 'data-target="t2f"' not in before
+    entry_append(session_id=session.id, entries=turn(3, "t2f"), expected_leaf_id="t2f")
+    drawn = _drawn.cache_info().misses
+    after = _tree(session_get(session_id=session.id), "en")
+    assert _drawn.cache_info().misses == drawn + 1  # the new turn alone
+    tree_items_forget()
+    assert _tree(session_get(session_id=session.id), "en") == after  # as drawn from scratch
+    two, three = after.split('data-item="t2f"')[1].split('data-item="t3f"')
+    assert 'data-leaf="true"' not in two and 'data-target="t2f"' in two
+    assert 'data-leaf="true"' in three and 'class="here"' in three
