@@ -2,9 +2,11 @@
 costs (the commit before issue 17 closed it around every render: CONN_MAX_AGE=0), beside
 a connection the renderer keeps (SQLite since issue 17). Then a path read of a session
 with a page of drawn panels, as a pass after an entry makes it: the regions' context, and
-every region rendered from it; and a write from the studio page on that session (its HTTP
-answer) with the pass its announcement starts. CPU time of this process, per read, medians
-of 5 runs; docs/PERFORMANCE.md ("CPU per operation under load").
+every region rendered from it; a write from the studio page on that session (its HTTP
+answer) with the pass its announcement starts; and the pass after each operation of new
+sessions, as a watcher of each gets it under load, each pass finding the kept HTML as the
+one before left it. CPU time of this process, per read, medians of 5 runs (of every pass,
+for the last); docs/PERFORMANCE.md ("CPU per operation under load").
 
     .venv/bin/python bench/catch_up_read.py          # SQLite (+ PostgreSQL if named)
 """
@@ -121,6 +123,43 @@ def run_backend(backend: str, args) -> None:
                     f"(runs {', '.join(f'{r:.2f}' for r in runs)})"
                 )
         path_read(user)
+        passes_after_operations(user)
+
+
+SESSIONS, OPERATIONS = 10, 8  # the passes part: new sessions, and /draw prompts in each
+
+
+def passes_after_operations(user) -> None:
+    """The pass after each operation of a new session: the database version and the
+    regions' context read, then every region rendered from it. Between passes an operation
+    adds a turn and a panel, so each pass draws the new turn and panel and keeps the rest."""
+    from jaiweb.live.catch_up import REGIONS
+    from jaiweb.store.selectors import session_get
+    from jaiweb.store.services import operation_accept, session_create
+    from jaiweb.studio.regions import _version, region_parts, studio_context
+    from tests.support.runs import run_pending
+
+    state = {"characters": {"猪猪侠": {"mood": "平静"}}, "permission_mode": "auto"}
+    reads: list[float] = []
+    renders: list[float] = []
+    for s in range(SESSIONS):
+        session = session_create(owner=user, title=f"passes {s}", initial_app_state=state)
+        for n in range(OPERATIONS):
+            operation_accept(session_id=session.id, text=f"/draw 猪猪侠在擂台上，第{n + 1}回合")
+            run_pending()
+            started = time.process_time()
+            watched = session_get(session_id=session.id)
+            context = studio_context(session=watched, **_version(watched)[1])
+            read = time.process_time()
+            region_parts(context=context, language="zh-hans", names=REGIONS)
+            reads.append(read - started)
+            renders.append(time.process_time() - read)
+    print(f"  the pass after each operation ({SESSIONS} new sessions, {OPERATIONS} /draw each):")
+    for what, times in (("version and context read", reads), ("every region rendered", renders)):
+        print(
+            f"    {what}: {statistics.median(times) * 1e3:.2f} ms CPU per pass (median of "
+            f"{len(times)}; mean {statistics.mean(times) * 1e3:.2f})"
+        )
 
 
 WRITES = 60  # writes a run of the studio-write part
