@@ -100,6 +100,16 @@ _LOCKED_WALLET = Prepared(
     ),
     user_id=int,
 )
+# A render's job by its key, locked for the transaction: read twice by every render.
+_LOCKED_JOB = Prepared(
+    lambda key: (
+        RenderJob.objects.select_for_update()
+        .filter(key=key)
+        .order_by("pk")
+        .values_list(*model_columns(RenderJob))[:1]
+    ),
+    key=str,
+)
 
 
 def _locked_wallet(user: Any, now: datetime) -> Wallet:
@@ -320,7 +330,7 @@ def render_request(
     start = now or timezone.now()
     with transaction.atomic():
         wallet = _locked_wallet(user, start)
-        job = RenderJob.objects.select_for_update().filter(key=key).first()
+        job = from_row(RenderJob, _LOCKED_JOB.first(key=key))
         if job is not None:
             if job.user_id != user.pk or job.params_hash != digest:
                 raise KeyReused(key)
@@ -374,7 +384,9 @@ def render_request(
     _write_file(Path(settings.MEDIA_ROOT) / relative, image.data)
     with transaction.atomic():
         wallet = _locked_wallet(user, done)
-        job = RenderJob.objects.select_for_update().get(key=key)
+        job = from_row(RenderJob, _LOCKED_JOB.first(key=key))
+        if job is None:
+            raise RenderJob.DoesNotExist(key)
         if job.status == RenderJob.SUCCEEDED:
             return _result(job, replayed=True)
         if job.status != RenderJob.IN_PROGRESS or job.attempts != attempt:
@@ -382,7 +394,7 @@ def render_request(
         if wallet.balance < job.cost:
             job.status, job.error = RenderJob.FAILED, "not enough credits when the render finished"
             job.finished_at, job.lease_expires_at = done, None
-            job.save()
+            job.save(update_fields=["status", "error", "finished_at", "lease_expires_at"])
             raise InsufficientCredits(wallet.balance, job.cost)
         Image.objects.create(
             id=image_id,
@@ -400,7 +412,7 @@ def render_request(
             "backend": renderer.name,
         }
         job.finished_at, job.lease_expires_at = done, None
-        job.save()
+        job.save(update_fields=["status", "result", "finished_at", "lease_expires_at"])
         return _result(job, replayed=False)
 
 
