@@ -90,26 +90,23 @@ def _wallet_created(user: Any, now: datetime) -> Wallet | None:
     return wallet
 
 
-# Every render takes it twice (its charge is held, then settled): compiled once.
-_LOCKED_WALLET = Prepared(
-    lambda user_id: (
-        Wallet.objects.select_for_update()
-        .filter(user_id=user_id)
-        .order_by("pk")
-        .values_list(*model_columns(Wallet))[:1]
-    ),
-    user_id=int,
-)
-# A render's job by its key, locked for the transaction: read twice by every render.
-_LOCKED_JOB = Prepared(
-    lambda key: (
-        RenderJob.objects.select_for_update()
-        .filter(key=key)
-        .order_by("pk")
-        .values_list(*model_columns(RenderJob))[:1]
-    ),
-    key=str,
-)
+def _locked_row(model: type, **kinds: type) -> Prepared:
+    """A prepared read of the one row of ``model`` with the given column values, locked
+    for the transaction: ``model``'s columns, for ``from_row``."""
+    return Prepared(
+        lambda **values: (
+            model.objects.select_for_update()
+            .filter(**values)
+            .order_by("pk")
+            .values_list(*model_columns(model))[:1]
+        ),
+        **kinds,
+    )
+
+
+# Every render takes each twice (its charge is held, then settled): compiled once.
+_LOCKED_WALLET = _locked_row(Wallet, user_id=int)
+_LOCKED_JOB = _locked_row(RenderJob, key=str)
 
 
 def _locked_wallet(user: Any, now: datetime) -> Wallet:
