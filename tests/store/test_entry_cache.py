@@ -11,6 +11,7 @@ from jaiweb.store.demo import article_session_create
 from jaiweb.store.entry_cache import EntryCache, parsed_entries
 from jaiweb.store.selectors import branch_get
 from tests.support.factories import user
+from tests.support.spies import calls_of
 
 
 def test_lookup_needs_the_same_entry_id_at_the_same_seq():
@@ -31,38 +32,32 @@ def test_whole_sessions_are_evicted_least_recent_first():
 
 
 def _count_parses(monkeypatch):
-    calls = []
-    real = rows_module.parse_raw
-
-    def counting(rows):
-        calls.append(len(rows))
-        return real(rows)
-
-    monkeypatch.setattr(rows_module, "parse_raw", counting)
-    return calls
+    """The number of rows of each ``parse_raw`` call from now on, in order."""
+    calls = calls_of(monkeypatch, rows_module, "parse_raw")
+    return lambda: [len(args[0]) for args, _kwargs in calls]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_committed_reads_are_parsed_once(alice, monkeypatch):
     parsed_entries.clear()
     s = article_session_create(owner=alice)
-    calls = _count_parses(monkeypatch)
+    parsed = _count_parses(monkeypatch)
     first = branch_get(session=s)
     second = branch_get(session=s)
     assert first == second and [e.id for e in first] == ["e0", "e1", "e2", "e5", "e6"]
-    assert calls == [5]
+    assert parsed() == [5]
     branch_get(session=s, leaf_id="e4")  # shares e0…e2, parses only e3 and e4
-    assert calls == [5, 2]
+    assert parsed() == [5, 2]
 
 
 @pytest.mark.django_db
 def test_reads_inside_a_transaction_fill_nothing(alice, monkeypatch):
     parsed_entries.clear()
     s = article_session_create(owner=alice)
-    calls = _count_parses(monkeypatch)
+    parsed = _count_parses(monkeypatch)
     branch_get(session=s)
     branch_get(session=s)
-    assert calls == [5, 5]
+    assert parsed() == [5, 5]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -72,16 +67,16 @@ def test_rows_are_parsed_when_touched_and_the_app_state_needs_one(alice, monkeyp
 
     parsed_entries.clear()
     s = article_session_create(owner=alice)
-    calls = _count_parses(monkeypatch)
+    parsed = _count_parses(monkeypatch)
     rows = branch_rows(session=s)
     assert [(r.entry_id, r.type) for r in rows][:2] == [("e0", "message"), ("e1", "app_state")]
-    assert calls == []  # nothing parsed yet
+    assert parsed() == []  # nothing parsed yet
     assert app_state_at(session=s, rows=rows) == KUNG_FU_STATE
-    assert calls == [1]  # only e1, the last app_state on the path
+    assert parsed() == [1]  # only e1, the last app_state on the path
     assert [r.entry.id for r in rows] == ["e0", "e1", "e2", "e5", "e6"]
-    assert calls == [1, 1, 1, 1, 1]  # one at a time when touched one at a time
+    assert parsed() == [1, 1, 1, 1, 1]  # one at a time when touched one at a time
     assert branch_get(session=s) == [r.entry for r in rows]
-    assert calls == [1, 1, 1, 1, 1]  # all kept: nothing parsed twice
+    assert parsed() == [1, 1, 1, 1, 1]  # all kept: nothing parsed twice
 
 
 @pytest.mark.django_db(transaction=True)
@@ -90,13 +85,13 @@ def test_lazy_rows_fetch_their_json_only_when_parsed_in_one_query(
 ):
     parsed_entries.clear()
     s = article_session_create(owner=alice)
-    calls = _count_parses(monkeypatch)
+    parsed = _count_parses(monkeypatch)
     with django_assert_num_queries(1):  # the path, without any entry's JSON
         rows = selectors.branch_rows(session=s, lazy=True)
-    assert [r.entry_id for r in rows] == ["e0", "e1", "e2", "e5", "e6"] and calls == []
+    assert [r.entry_id for r in rows] == ["e0", "e1", "e2", "e5", "e6"] and parsed() == []
     with django_assert_num_queries(1):  # two rows' JSON, one fetch
         selectors.parse_rows(rows[1:3])
-    assert calls == [2] and [rows[1].entry.id, rows[2].entry.id] == ["e1", "e2"]
+    assert parsed() == [2] and [rows[1].entry.id, rows[2].entry.id] == ["e1", "e2"]
     with django_assert_num_queries(1):  # the path; the two rows come from the cache
         assert selectors.branch_rows(session=s, lazy=True)[1].entry.id == "e1"
     assert branch_get(session=s) == [r.entry for r in rows]  # the same entries as eager

@@ -11,6 +11,7 @@ from jaiweb.store.services import operation_accept
 from jaiweb.studio import regions
 from jaiweb.studio.templatetags import tree_render
 from tests.support.runs import run_pending
+from tests.support.spies import calls_of
 
 pytestmark = pytest.mark.django_db
 
@@ -52,14 +53,7 @@ def test_kept_turns_are_drawn_once(alice, episode, monkeypatch):
     session = drawn(episode, "/draw a pig on a roof", "/say hello")
     context = regions.studio_context(session=session)
     regions.region_parts(context=context, language="en", names=["tree"])
-    drawings = []
-    real = tree_render._render
-
-    def counting(item, session_id):
-        drawings.append(item)
-        return real(item, session_id)
-
-    monkeypatch.setattr(tree_render, "_render", counting)
+    drawings = calls_of(monkeypatch, tree_render, "_render")
     regions.region_parts(context=context, language="en", names=["tree"])
     assert drawings == []  # every turn kept
     regions.region_parts(context=context, language="zh-hans", names=["tree"])
@@ -68,24 +62,21 @@ def test_kept_turns_are_drawn_once(alice, episode, monkeypatch):
 
 def test_a_whole_pass_reads_the_stream_once_per_database_version(alice, episode, monkeypatch):
     session = drawn(episode, "/say hello")
-    reads = []
-    real = regions.stream_html
+    calls = calls_of(monkeypatch, regions, "stream_html")
 
-    def counting(*, session, language):
-        reads.append(language)
-        return real(session=session, language=language)
+    def reads() -> list[str]:
+        return [kwargs["language"] for _args, kwargs in calls]
 
-    monkeypatch.setattr(regions, "stream_html", counting)
     _, stream = regions.catch_up_html(session=session, language="en", with_stream=True)
     assert "hello" in stream or 'id="stream-text"' in stream
     for _ in range(3):
         assert regions.catch_up_html(session=session, language="en", with_stream=True)[1] == stream
-    assert reads == ["en"]
+    assert reads() == ["en"]
     regions.catch_up_html(session=session, language="zh-hans", with_stream=True)
-    assert reads == ["en", "zh-hans"]
+    assert reads() == ["en", "zh-hans"]
     session = drawn(session, "/say again")  # a new run: a new database version
     _, later = regions.catch_up_html(session=session, language="en", with_stream=True)
-    assert reads == ["en", "zh-hans", "en"] and later != stream
+    assert reads() == ["en", "zh-hans", "en"] and later != stream
     assert regions.catch_up_html(session=session, language="en")[1] == ""  # not asked for
 
 

@@ -8,16 +8,12 @@ from unittest import mock
 from asgiref.sync import async_to_sync
 
 from jaiweb.live import layers
+from tests.support.spies import calls_of
 
 
-def test_one_sweep_a_second_and_messages_still_go_to_the_group():
+def test_one_sweep_a_second_and_messages_still_go_to_the_group(monkeypatch):
     layer = layers.InMemoryChannelLayer(expiry=60)
-    sweeps = []
-    real = layers.ChannelsInMemoryLayer._clean_expired
-
-    def counting(self):
-        sweeps.append(1)
-        return real(self)
+    sweeps = calls_of(monkeypatch, layers.ChannelsInMemoryLayer, "_clean_expired")
 
     async def traffic():
         channel = await layer.new_channel()
@@ -26,14 +22,13 @@ def test_one_sweep_a_second_and_messages_still_go_to_the_group():
             await layer.group_send("g", {"type": "x", "n": n})
             assert (await layer.receive(channel))["n"] == n
 
-    with mock.patch.object(layers.ChannelsInMemoryLayer, "_clean_expired", counting):
-        clock = [100.0]
-        with mock.patch.object(layers.time, "monotonic", lambda: clock[0]):
-            async_to_sync(traffic)()
-            assert len(sweeps) == 1  # 100 sends and receives within one second
-            clock[0] += layers.InMemoryChannelLayer.CLEAN_SECONDS
-            async_to_sync(traffic)()
-            assert len(sweeps) == 2
+    clock = [100.0]
+    with mock.patch.object(layers.time, "monotonic", lambda: clock[0]):
+        async_to_sync(traffic)()
+        assert len(sweeps) == 1  # 100 sends and receives within one second
+        clock[0] += layers.InMemoryChannelLayer.CLEAN_SECONDS
+        async_to_sync(traffic)()
+        assert len(sweeps) == 2
 
 
 def test_an_expired_message_is_still_dropped_at_the_next_sweep():

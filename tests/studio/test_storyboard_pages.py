@@ -17,6 +17,7 @@ from jaiweb.store.selectors import branch_rows
 from jaiweb.studio.labels import people_named, state_value, tool_label
 from jaiweb.studio.selectors.strip import strip_view
 from journal.entries import AssistantMessage, MessageEntry, ToolCall, ToolResultMessage
+from tests.support.spies import calls_of
 from tests.support.storyboard import T0, line, rewind, store, turn
 
 pytestmark = pytest.mark.django_db
@@ -207,15 +208,9 @@ def test_a_long_branch_with_few_panels_is_not_parsed_whole_for_the_strip(alice, 
     entries = [*line(1), *line(400, start=2, parent="t1f", state=False, panel=False)]
     session = store(alice, entries, entries[-1].id)
     parsed_entries.clear()
-    counted = [0]
-    real = store_rows.parse_raw
-
-    def counting(rows):
-        counted[0] += len(rows)
-        return real(rows)
-
-    monkeypatch.setattr(store_rows, "parse_raw", counting)
+    calls = calls_of(monkeypatch, store_rows, "parse_raw")
     strip = strip_view(branch_rows(session=session, lazy=True), session=session)
     assert [p.image_id for p in strip.panels] == ["img_0001"]
     assert strip.panels[0].continue_id == "t1f"
-    assert counted[0] <= SCAN_ROWS + 40, f"{counted[0]} of {len(entries)} entries parsed"
+    parsed = sum(len(args[0]) for args, _kwargs in calls)
+    assert parsed <= SCAN_ROWS + 40, f"{parsed} of {len(entries)} entries parsed"

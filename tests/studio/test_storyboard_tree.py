@@ -17,6 +17,7 @@ from jaiweb.store.selectors import branch_rows
 from jaiweb.studio import tree
 from jaiweb.studio.tree import More, Turn, turn_starts
 from journal.entries import AppStateEntry
+from tests.support.spies import calls_of
 from tests.support.storyboard import HERO, T0, line, rewind, store, turn
 
 pytestmark = pytest.mark.django_db
@@ -168,16 +169,10 @@ def test_the_inspector_reads_the_entries_of_one_turn(alice):
 # --- long sessions stay paged ------------------------------------------------------------
 
 
-def _parsed(monkeypatch) -> list[int]:
-    counted = [0]
-    real = store_rows.parse_raw
-
-    def counting(rows):
-        counted[0] += len(rows)
-        return real(rows)
-
-    monkeypatch.setattr(store_rows, "parse_raw", counting)
-    return counted
+def _parsed(monkeypatch):
+    """The rows ``parse_raw`` parses from now on, counted."""
+    calls = calls_of(monkeypatch, store_rows, "parse_raw")
+    return lambda: sum(len(args[0]) for args, _kwargs in calls)
 
 
 def test_a_10000_entry_session_draws_a_page_of_turns_and_parses_only_those(alice, monkeypatch):
@@ -193,12 +188,12 @@ def test_a_10000_entry_session_draws_a_page_of_turns_and_parses_only_those(alice
     from jaiweb.store.entry_cache import parsed_entries
 
     parsed_entries.clear()
-    counted = _parsed(monkeypatch)
+    parsed = _parsed(monkeypatch)
     items = tree.active_path_view(session)
     turns, folds = nodes(items), [i for i in items if isinstance(i, More)]
     assert len(turns) == tree.PATH_HEAD + tree.PATH_TAIL and len(folds) == 1
     assert turns[-1].here and turns[-1].entry_id == leaf
-    assert counted[0] < 1_000, f"{counted[0]} entries parsed for one page"
+    assert parsed() < 1_000, f"{parsed()} entries parsed for one page"
 
     # the fold loads a page of turns at a time, and its pages add up to the whole path
     path = branch_rows(session=session, lazy=True)
@@ -259,14 +254,7 @@ def test_the_page_of_a_10000_entry_session_is_small(client, alice):
 
 
 def test_a_turn_of_hand_edits_names_what_they_changed_comparing_each_edit_once(alice, monkeypatch):
-    compared = []
-    real = tree.edited_characters
-
-    def counting(before, after):
-        compared.append(after)
-        return real(before, after)
-
-    monkeypatch.setattr(tree, "edited_characters", counting)
+    compared = calls_of(monkeypatch, tree, "edited_characters")
     session = store(alice, line(1), "t1f")
 
     def edit(name: str, mood: str) -> None:
