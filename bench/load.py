@@ -1307,7 +1307,33 @@ def compare_main(parser_, args) -> None:
         if one and fifty:
             growth = statistics.median(r[1] for r in fifty) / statistics.median(r[1] for r in one)
             print(f"  {name}: CPU/op at K={max(args.ks)} / K=1 = {growth:.2f}x")
+    print_ranges(seen, [1, *args.ks])
     print(f"  (each round's rows: {json.dumps({f'{n} K={k}': v for (n, k), v in seen.items()})})")
+
+
+def print_ranges(seen: dict, ks: list[int]) -> None:
+    """Each side's lowest and highest CPU/op and POST p99 over the rounds, and whether the
+    two sides' ranges overlap: a difference of medians inside overlapping ranges is one
+    this bench cannot tell from its spread. Ranges apart are no proof either: a commit
+    compared with itself over two rounds came out apart in two cells of six."""
+    print("\nranges over the rounds (lowest–highest): overlap, the medians' difference is")
+    print("within the rounds' spread; apart, the ranges do not meet (over a few rounds, chance")
+    print("can do that)")
+    print(f"  {'K':>4}  {'CPU/op this | other':>26}  {'POST p99 this | other':>28}")
+    for k in ks:
+        this, that = seen.get(("this", k), []), seen.get(("other", k), [])
+        if not this or not that:
+            continue
+        cells = []
+        for column in (1, 4):
+            mine = [r[column] * 1e3 for r in this]
+            theirs = [r[column] * 1e3 for r in that]
+            apart = max(mine) < min(theirs) or max(theirs) < min(mine)
+            cells.append(
+                f"{min(mine):.0f}–{max(mine):.0f} | {min(theirs):.0f}–{max(theirs):.0f} ms "
+                f"{'apart' if apart else 'overlap'}"
+            )
+        print(f"  {k:>4}  {cells[0]:>26}  {cells[1]:>28}")
 
 
 if __name__ == "__main__":
