@@ -75,7 +75,8 @@ def _footer(session_id: str, layout: str, language: str | None, prefix: str) -> 
 
 
 def strip_panels_forget() -> None:
-    """Forget every panel's HTML (a bench's cold request; a test that changes templates)."""
+    """Forget every panel's HTML and the export links' (a bench's cold request; a test that
+    changes templates)."""
     for kept in (_rendered, _drawn, _continue_part, _footer):
         kept.cache_clear()
 
